@@ -1,0 +1,38 @@
+# make demo: run the example tasks with the reference and no-op agents (no Docker needed)
+# make test: the whole test suite
+# Both create .venv on first use and install agentenv plus every distribution under plugins/.
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.agentenv-installed
+PLUGINS := $(wildcard plugins/*/pyproject.toml)
+PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
+
+.PHONY: demo test test-fast bench schema venv clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt $(PLUGINS)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) --upgrade pip
+	$(PIP) -e '.[test]' $(foreach p,$(PLUGINS),-e '$(dir $(p))[test]')
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/agentenv demo --suite examples
+
+test: $(STAMP)
+	$(PY) -m pytest -p no:cacheprovider -q tests $(wildcard plugins/*/tests)
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -p no:cacheprovider -q -m "not slow" tests $(wildcard plugins/*/tests)
+
+bench: $(STAMP)
+	$(VENV)/bin/agentenv bench
+
+schema: $(STAMP)
+	$(VENV)/bin/agentenv schema --write
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

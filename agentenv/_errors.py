@@ -1,0 +1,112 @@
+"""The exception tree of agentenv.
+
+Every error agentenv raises on purpose derives from :class:`AgentEnvError`::
+
+    AgentEnvError
+    ├── TaskSpecError          a task document is invalid (every violation, with file and JSON pointer)
+    ├── PluginError            a plugin failed to import or registered something inconsistent
+    ├── UnknownNameError       a runtime / action / metric / backend / suite name nobody provides
+    ├── ActionError            an action the agent sent cannot be carried out (bad JSON, path outside
+    │                          the workspace, ...); the environment answers it in the observation
+    └── InfrastructureError    the machinery failed, not the model: such results are flagged, never scored
+        ├── SandboxError       a sandbox could not be created, died, or refused an operation
+        │   └── BackendUnavailable   a backend cannot run on this host (the message says what to do)
+        └── RuntimeBuildError  a runtime or its dependency environment could not be prepared
+
+Lower-layer exceptions (OSError, subprocess errors, docker errors) are mapped onto these and
+chained with ``raise ... from exc`` so the original cause stays visible.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+
+class AgentEnvError(Exception):
+    """Root of every error agentenv raises on purpose."""
+
+
+class PluginError(AgentEnvError):
+    """A plugin could not be loaded or registered something inconsistent."""
+
+
+class UnknownNameError(AgentEnvError, KeyError):
+    """A name (runtime, action, metric, backend, suite, agent) that no installed plugin provides."""
+
+    def __init__(self, kind: str, name: str, known: Iterable[str]):
+        self.kind, self.name, self.known = kind, name, sorted(known)
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        msg = f"unknown {self.kind} {self.name!r}"
+        hint = did_you_mean(self.name, self.known)
+        if hint:
+            msg += f"; did you mean {hint}?"
+        if self.known:
+            msg += f" (known: {', '.join(self.known)})"
+        return msg
+
+    def __str__(self) -> str:  # KeyError would repr() the message otherwise
+        return self._message()
+
+
+class ActionError(AgentEnvError):
+    """An agent's action that cannot be carried out; reported to the agent, not raised to the caller."""
+
+
+class InfrastructureError(AgentEnvError):
+    """The machinery failed (not the model). Results produced under it are flagged and masked."""
+
+
+class SandboxError(InfrastructureError):
+    """A sandbox could not be created, died, or refused an operation."""
+
+
+class BackendUnavailable(SandboxError):
+    """A sandbox backend cannot run on this host; the message says why and what to do."""
+
+
+class RuntimeBuildError(InfrastructureError):
+    """A runtime could not be resolved or its dependency environment could not be built."""
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One problem found in a task document."""
+
+    pointer: str  # JSON pointer into the document, "" for the root
+    message: str
+    expected: str = ""
+    found: Any = None
+
+    def __str__(self) -> str:
+        where = self.pointer or "/"
+        text = f"{where}: {self.message}"
+        if self.expected:
+            text += f" (expected {self.expected}"
+            text += f", found {_short(self.found)})" if self.found is not None else ")"
+        return text
+
+
+class TaskSpecError(AgentEnvError, ValueError):
+    """A task document is invalid; carries every violation, each with its JSON pointer."""
+
+    def __init__(self, path: str, violations: Sequence[Violation]):
+        self.path = path
+        self.violations = tuple(violations)
+        lines = [f"{path}: {len(self.violations)} problem(s) in the task document"]
+        lines += [f"  - {v}" for v in self.violations]
+        super().__init__("\n".join(lines))
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """A quoted, comma-separated list of close matches for *name*, or ''."""
+    close = difflib.get_close_matches(str(name), list(known), n=3, cutoff=0.6)
+    return ", ".join(repr(c) for c in close)
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

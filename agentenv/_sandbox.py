@@ -1,0 +1,223 @@
+"""The sandbox protocol: what every backend (namespace, docker, ...) provides.
+
+A backend turns a :class:`SandboxRequest` into a :class:`Sandbox`. A sandbox is a private machine
+for one episode: a workspace at ``request.root`` that starts as ``request.workspace_dir``, the
+runtime's host paths mounted read-only, no network, and the request's limits. The protocol stays
+small on purpose: ``exec``, ``read_file``, ``write_file``, ``remove``, ``list_files``, ``close``.
+File operations resolve paths *inside* the sandbox, so a symlink the agent planted cannot reach the
+host. ``close`` is idempotent and leaves nothing behind (processes, mounts, temp dirs, containers).
+"""
+
+from __future__ import annotations
+
+import abc
+import posixpath
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping, Sequence
+
+from ._errors import ActionError
+
+DEFAULT_ROOT = "/app"
+#: the unprivileged user (and group) that runs commands and owns the workspace in a sandbox
+SANDBOX_UID = 65534
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one sandbox; ``None`` means the backend default."""
+
+    wall_time_s: float = 60.0  # per command, enforced from outside the sandbox
+    memory_mb: int = 1024
+    max_processes: int = 128
+    max_output_bytes: int = 1 << 20  # per stream; the rest is dropped and flagged
+    max_file_size_mb: int = 64  # largest file a process may write, and the workspace's size cap
+    cpu_time_s: float | None = None
+    network: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "wall_time_s": self.wall_time_s,
+            "memory_mb": self.memory_mb,
+            "max_processes": self.max_processes,
+            "max_output_bytes": self.max_output_bytes,
+            "max_file_size_mb": self.max_file_size_mb,
+            "cpu_time_s": self.cpu_time_s,
+            "network": self.network,
+        }
+
+
+@dataclass(frozen=True)
+class RuntimeEnv:
+    """A prepared runtime: host paths to mount read-only (at the same path) and the process env.
+
+    ``fingerprint`` proves which environment ran (interpreter version, installed packages, content
+    hash); it is copied into every episode's ``info["runtime"]``.
+    """
+
+    name: str
+    mounts: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    fingerprint: Mapping[str, Any] = field(default_factory=dict)
+    shell: str = "/bin/sh"
+
+
+@dataclass(frozen=True)
+class SandboxRequest:
+    """Everything a backend needs to open one sandbox."""
+
+    runtime: RuntimeEnv
+    workspace_dir: str | None = None  # host directory copied (copy-on-write) to ``root``; never written
+    root: str = DEFAULT_ROOT
+    limits: Limits = Limits()
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """What confinement a sandbox really has; ``warnings`` name every weaker-than-asked feature."""
+
+    backend: str
+    features: Mapping[str, str] = field(default_factory=dict)  # e.g. {"memory": "cgroup", "pid": "namespace"}
+    warnings: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"backend": self.backend, "features": dict(self.features), "warnings": list(self.warnings)}
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """The outcome of one command. Timing and memory fields are measurements: they are left out of
+    ``==`` so that two runs of the same command compare equal when they behaved the same."""
+
+    command: str
+    exit_code: int  # -N when killed by signal N
+    stdout: str
+    stderr: str
+    wall_ms: float = field(default=0.0, compare=False)
+    cpu_ms: float = field(default=0.0, compare=False)
+    peak_memory_mb: float = field(default=0.0, compare=False)
+    timed_out: bool = False
+    oom_killed: bool = False
+    output_truncated: bool = False
+    artifacts: Mapping[str, bytes] = field(default_factory=dict, compare=False)  # files collected after the run
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out and not self.oom_killed
+
+    def to_json(self, max_chars: int | None = None) -> dict[str, Any]:
+        def cut(text: str) -> str:
+            return text if max_chars is None or len(text) <= max_chars else text[-max_chars:]
+
+        return {
+            "command": self.command,
+            "exit_code": self.exit_code,
+            "stdout": cut(self.stdout),
+            "stderr": cut(self.stderr),
+            "wall_ms": round(self.wall_ms, 3),
+            "cpu_ms": round(self.cpu_ms, 3),
+            "peak_memory_mb": round(self.peak_memory_mb, 3),
+            "timed_out": self.timed_out,
+            "oom_killed": self.oom_killed,
+            "output_truncated": self.output_truncated,
+        }
+
+
+class Sandbox(abc.ABC):
+    """One isolated machine for one episode. Use as a context manager or call :meth:`close`."""
+
+    root: str
+    isolation: Isolation
+
+    @abc.abstractmethod
+    def exec(
+        self,
+        command: str | Sequence[str],
+        *,
+        timeout_s: float | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        stdin: bytes | None = None,
+        collect: Sequence[str] = (),
+    ) -> ExecResult:
+        """Run *command* (a shell string, or an argv list) as the unprivileged sandbox user.
+
+        ``collect`` names files (sandbox paths) whose contents are read right after the command
+        and returned in ``ExecResult.artifacts`` (missing ones are left out). The wall-time limit
+        is ``timeout_s`` or the request's ``limits.wall_time_s``; on expiry every process the
+        command started is killed and ``timed_out`` is set. Raises :class:`SandboxError` when the
+        sandbox itself failed (never for a failing command).
+        """
+
+    @abc.abstractmethod
+    def read_file(self, path: str) -> bytes:
+        """Contents of *path* (relative to ``root`` or absolute inside the sandbox).
+        Raises FileNotFoundError / IsADirectoryError like the built-in ``open``."""
+
+    @abc.abstractmethod
+    def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
+        """Create or replace *path*, making parent directories; an existing symlink is replaced,
+        never followed."""
+
+    @abc.abstractmethod
+    def remove(self, path: str) -> None:
+        """Remove a file, symlink or directory tree; a missing path is not an error."""
+
+    @abc.abstractmethod
+    def list_files(self, path: str = ".") -> list[str]:
+        """Every regular file and symlink below *path*, as sorted paths relative to *path*."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Destroy the sandbox and everything in it. Idempotent."""
+
+    @property
+    @abc.abstractmethod
+    def alive(self) -> bool:
+        """False once closed or once the sandbox died."""
+
+    def resolve(self, path: str) -> str:
+        """Absolute sandbox path for *path*; relative paths are taken from ``root``."""
+        return posixpath.normpath(posixpath.join(self.root, path))
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Whether a backend can run here, and if not, why and how to fix it."""
+
+    ok: bool
+    reason: str = ""
+
+
+class SandboxBackend(abc.ABC):
+    """A factory of sandboxes, registered through the ``agentenv_sandbox_backends`` hook."""
+
+    name: ClassVar[str]
+    #: higher wins when ``backend="auto"`` picks among available backends
+    priority: ClassVar[int] = 0
+
+    @classmethod
+    @abc.abstractmethod
+    def availability(cls) -> Availability:
+        """Can this backend run on this host? Cheap; cached by the caller."""
+
+    @abc.abstractmethod
+    def open(self, request: SandboxRequest) -> Sandbox:
+        """Create a sandbox. Raises :class:`SandboxError` (chained to the native error) on failure."""
+
+    def close(self) -> None:
+        """Release backend-wide resources (pools, daemons). Idempotent."""
+
+
+def check_inside(root: str, path: str) -> str:
+    """The absolute sandbox path of *path*, refusing anything that leaves *root*."""
+    full = posixpath.normpath(posixpath.join(root, path))
+    if full != root and not full.startswith(root.rstrip("/") + "/"):
+        raise ActionError(f"path {path!r} is outside the workspace {root}; use a path below {root}")
+    return full

@@ -1,0 +1,12 @@
+"""Plugins that ship with agentenv, registered exactly like third-party ones."""
+
+DEFAULT_PLUGINS = (
+    "agentenv.builtin.runtimes",
+    "agentenv.builtin.namespace_plugin",
+    "agentenv.builtin.actions",
+    "agentenv.builtin.metrics",
+    "agentenv.builtin.reward_models",
+    "agentenv.builtin.suites",
+    "agentenv.builtin.agents",
+    "agentenv.builtin.cli",
+)

@@ -1,0 +1,708 @@
+"""The namespace backend's zygote and sandbox init. Standard library only; run as a script.
+
+Why a separate process: forking the caller (which may hold torch, threads and locks) is slow and
+unsafe; this small single-threaded interpreter forks sandboxes in about a millisecond instead.
+
+Process tree of one sandbox::
+
+    caller ──seqpacket──> zygote (this script, started once per backend)
+                            └── keeper (C1)   waits for init; PDEATHSIG: dies with the zygote
+                                  └── init (C2) pid 1 of new pid/mount/net/ipc/uts namespaces;
+                                        │       PDEATHSIG: dies with the keeper, taking the whole
+                                        │       pid namespace (every orphan) with it
+                                        └── commands, run as an unprivileged user
+
+The caller talks to each init directly over a stream socket handed over with SCM_RIGHTS.
+When the caller's connection closes (it exited or crashed), the zygote kills every sandbox.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import fcntl
+import itertools
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import socket
+import stat
+import struct
+import sys
+import time
+
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWUSER = 0x20000000, 0x40000000, 0x10000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+MNT_DETACH = 2
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine, 155)
+MAX_READ = 64 << 20
+HEADER = struct.Struct("!II")
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+_libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+_libc.unshare.argtypes = [ctypes.c_int]
+_libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+_libc.sethostname.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+
+
+def _check(ret: int, what: str) -> None:
+    if ret != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _b(s):
+    return None if s is None else os.fsencode(s)
+
+
+def mount(src, target, fstype, flags=0, data=None):
+    _check(_libc.mount(_b(src), _b(target), _b(fstype), flags, _b(data)), f"mount {fstype or src} on {target}")
+
+
+def bind_ro(src: str, target: str) -> None:
+    mount(src, target, None, MS_BIND | MS_REC)
+    mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def prctl(option: int, arg: int) -> None:
+    _check(_libc.prctl(option, arg, 0, 0, 0), "prctl")
+
+
+# --------------------------------------------------------------------------- framing
+
+def send_msg(sock: socket.socket, header: dict, body: bytes = b"") -> None:
+    h = json.dumps(header).encode()
+    sock.sendall(HEADER.pack(len(h), len(body)) + h + body)
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    chunks, got = [], 0
+    while got < n:
+        chunk = sock.recv(min(n - got, 1 << 20))
+        if not chunk:
+            raise EOFError("peer closed")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def recv_msg(sock: socket.socket) -> tuple[dict, bytes]:
+    hlen, blen = HEADER.unpack(_recv_exact(sock, HEADER.size))
+    header = json.loads(_recv_exact(sock, hlen))
+    return header, _recv_exact(sock, blen) if blen else b""
+
+
+# --------------------------------------------------------------------------- init (pid 1)
+
+class Init:
+    def __init__(self, ctl: socket.socket, cfg: dict):
+        self.ctl, self.cfg = ctl, cfg
+        self.uid = self.gid = cfg["uid"]
+        self.root = cfg["root"]
+        self.oom_fd: int | None = None
+        self.features: dict[str, str] = {}
+        self.warnings: list[str] = list(cfg.get("warnings", ()))
+
+    # ---- set-up, before any untrusted code runs
+    def setup(self) -> None:
+        cfg = self.cfg
+        mount(None, "/", None, MS_REC | MS_PRIVATE)
+        for path in cfg.get("cgroup_procs", ()):
+            with open(path, "w") as f:
+                f.write("0")
+        if cfg.get("oom_file"):
+            self.oom_fd = os.open(cfg["oom_file"], os.O_RDONLY)
+        stage = cfg["stage"]
+        mount("tmpfs", stage, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755")
+        os.chdir(stage)
+        for name, target in cfg["toplinks"].items():
+            os.symlink(target, name)
+        for d in cfg["topdirs"]:
+            os.mkdir(d)
+            bind_ro("/" + d, d)
+        os.mkdir("etc")
+        bind_ro(cfg["etc"], "etc")
+        for host in cfg["mounts"]:
+            rel = host.lstrip("/")
+            if os.path.lexists(rel) and not os.path.isdir(rel):
+                continue
+            os.makedirs(rel, exist_ok=True)
+            bind_ro(host, rel)
+        self._workspace(stage)
+        self._dev()
+        for d, opts in (("tmp", f"size={cfg['tmp_mb']}m,mode=1777"), ("proc", None)):
+            os.makedirs(d, exist_ok=True)
+            if opts:
+                mount("tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, opts)
+        _libc.sethostname(b"sandbox", 7)
+        # pivot_root(".", ".") stacks the old root under the new one; detaching it leaves only ours.
+        _check(_libc.syscall(SYS_PIVOT_ROOT, b".", b"."), "pivot_root")
+        _check(_libc.umount2(b".", MNT_DETACH), "umount old root")
+        os.chdir("/")
+        mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        _check(_libc.umount2(b"/.agentenv", MNT_DETACH), "hide workspace layers")
+        mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        self._loopback_up()
+        self.features.update({"pid": "namespace", "mount": "namespace", "ipc": "namespace",
+                              "uts": "namespace", "network": "namespace (loopback only)",
+                              "user": f"uid {self.uid}, no capabilities, no_new_privs"})
+        self.features.update(cfg.get("limit_features", {}))
+
+    def _workspace(self, stage: str) -> None:
+        cfg = self.cfg
+        os.mkdir(".agentenv", 0o700)
+        mount("tmpfs", ".agentenv", "tmpfs", MS_NOSUID | MS_NODEV, f"size={cfg['workspace_mb']}m,mode=700")
+        os.makedirs(self.root.lstrip("/"), exist_ok=True)
+        rel = self.root.lstrip("/")
+        upper, work = ".agentenv/upper", ".agentenv/work"
+        os.mkdir(upper)
+        os.mkdir(work)
+        os.chown(upper, self.uid, self.gid)
+        lower = cfg.get("workspace_dir")
+        if lower:
+            opts = f"lowerdir={lower},upperdir={stage}/{upper},workdir={stage}/{work}"
+            mount("overlay", rel, "overlay", MS_NOSUID | MS_NODEV, opts)
+            self.features["workspace"] = "overlayfs (copy-on-write over the task's files)"
+        else:
+            mount(upper, rel, None, MS_BIND)
+            self.features["workspace"] = "tmpfs"
+
+    def _dev(self) -> None:
+        os.mkdir("dev")
+        mount("tmpfs", "dev", "tmpfs", MS_NOSUID, "size=64k,mode=755")
+        for name in ("null", "zero", "full", "random", "urandom", "tty"):
+            if os.path.exists("/dev/" + name):
+                open("dev/" + name, "w").close()
+                mount("/dev/" + name, "dev/" + name, None, MS_BIND)
+        for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                             ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+            os.symlink(target, "dev/" + name)
+        os.mkdir("dev/shm")
+        mount("tmpfs", "dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=1777")
+
+    def _loopback_up(self) -> None:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            ifr = struct.pack("16sH14x", b"lo", 0)
+            flags = struct.unpack("16sH14x", fcntl.ioctl(s, 0x8913, ifr))[1]  # SIOCGIFFLAGS
+            fcntl.ioctl(s, 0x8914, struct.pack("16sH14x", b"lo", flags | 1))  # SIOCSIFFLAGS, IFF_UP
+        finally:
+            s.close()
+
+    # ---- the request loop
+    def serve(self) -> None:
+        send_msg(self.ctl, {"ready": True, "features": self.features, "warnings": self.warnings})
+        while True:
+            try:
+                req, body = recv_msg(self.ctl)
+            except (EOFError, ConnectionError):
+                os._exit(0)
+            try:
+                reply, data = getattr(self, "op_" + req["op"])(req, body)
+            except OSError as exc:
+                reply, data = {"error": exc.__class__.__name__, "errno": exc.errno, "message": str(exc)}, b""
+            except Exception as exc:  # report, never die: the caller decides
+                reply, data = {"error": "RuntimeError", "message": f"{type(exc).__name__}: {exc}"}, b""
+            self._reap()
+            send_msg(self.ctl, reply, data)
+
+    def _reap(self) -> None:
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+
+    def _oom_count(self) -> int:
+        if self.oom_fd is None:
+            return 0
+        for line in os.pread(self.oom_fd, 4096, 0).decode().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                return int(value)
+        return 0
+
+    def op_ping(self, req, body):
+        return {"ok": True}, b""
+
+    def op_exec(self, req, body):
+        limits = self.cfg["limits"]
+        cap = int(limits["max_output_bytes"])
+        timeout = float(req.get("timeout") or limits["wall_time_s"])
+        env = req["env"]
+        argv = req["argv"]
+        cwd = req.get("cwd") or self.root
+        oom_before = self._oom_count()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        in_r, in_w = os.pipe()
+        start = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setsid()
+                os.dup2(in_r, 0)
+                os.dup2(out_w, 1)
+                os.dup2(err_w, 2)
+                os.closerange(3, 65536)
+                self._child_limits(limits)
+                os.setgroups([])
+                os.setgid(self.gid)
+                os.setuid(self.uid)
+                prctl(PR_SET_NO_NEW_PRIVS, 1)
+                try:
+                    os.chdir(cwd)
+                except OSError:
+                    os.chdir("/")
+                os.execve(argv[0], argv, env)
+            except BaseException as exc:  # exec failed: report like a shell does
+                try:
+                    os.write(2, f"agentenv: cannot run {argv[0]}: {exc}\n".encode())
+                finally:
+                    os._exit(127)
+        for fd in (out_w, err_w, in_r):
+            os.close(fd)
+        if body:
+            self._feed(in_w, body)
+        os.close(in_w)
+        pidfd = os.pidfd_open(pid)
+        bufs = {out_r: _Capped(cap), err_r: _Capped(cap)}
+        open_fds = [out_r, err_r]
+        timed_out = False
+        status = rusage = None
+        deadline = start + timeout
+        while status is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                os.kill(-1, signal.SIGKILL)  # pid 1 kills every other process of the namespace
+                _, status, rusage = os.wait4(pid, 0)
+                break
+            ready, _, _ = select.select(open_fds + [pidfd], [], [], remaining)
+            for fd in ready:
+                if fd == pidfd:
+                    _, status, rusage = os.wait4(pid, 0)
+                else:
+                    chunk = os.read(fd, 65536)
+                    if chunk:
+                        bufs[fd].add(chunk)
+                    else:
+                        open_fds.remove(fd)
+        wall = (time.monotonic() - start) * 1000
+        for fd in open_fds:  # drain what the command left; background processes may keep pipes open
+            os.set_blocking(fd, False)
+            try:
+                while chunk := os.read(fd, 65536):
+                    bufs[fd].add(chunk)
+            except BlockingIOError:
+                pass
+        for fd in (out_r, err_r, pidfd):
+            os.close(fd)
+        oom = self._oom_count() > oom_before
+        if os.WIFSIGNALED(status):
+            code = -os.WTERMSIG(status)
+        else:
+            code = os.WEXITSTATUS(status)
+        artifacts = {}
+        blob = b""
+        for path in req.get("collect", ()):
+            try:
+                data = self._read(path)
+            except OSError:
+                continue
+            artifacts[path] = [len(blob), len(data)]
+            blob += data
+        reply = {
+            "exit_code": code, "wall_ms": wall,
+            "cpu_ms": (rusage.ru_utime + rusage.ru_stime) * 1000 if rusage else 0.0,
+            "peak_memory_mb": (rusage.ru_maxrss / 1024) if rusage else 0.0,
+            "timed_out": timed_out, "oom_killed": oom,
+            "truncated": bufs[out_r].dropped > 0 or bufs[err_r].dropped > 0,
+            "stdout_len": 0, "artifacts": artifacts,
+        }
+        out, err = bufs[out_r].value(), bufs[err_r].value()
+        reply["stdout_len"], reply["stderr_len"] = len(out), len(err)
+        return reply, out + err + blob
+
+    def _feed(self, fd: int, data: bytes) -> None:
+        os.set_blocking(fd, False)
+        view = memoryview(data)
+        deadline = time.monotonic() + 5
+        while view and time.monotonic() < deadline:
+            select.select([], [fd], [], 0.1)
+            try:
+                view = view[os.write(fd, view):]
+            except BlockingIOError:
+                continue
+            except BrokenPipeError:
+                return
+
+    def _child_limits(self, limits: dict) -> None:
+        mb = 1 << 20
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        fsize = int(limits["max_file_size_mb"]) * mb
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+        nofile = 4096
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+        if self.cfg.get("rlimit_nproc"):
+            n = int(self.cfg["rlimit_nproc"])
+            resource.setrlimit(resource.RLIMIT_NPROC, (n, n))
+        if self.cfg.get("rlimit_as_mb"):
+            n = int(self.cfg["rlimit_as_mb"]) * mb
+            resource.setrlimit(resource.RLIMIT_AS, (n, n))
+        if limits.get("cpu_time_s"):
+            n = int(limits["cpu_time_s"]) + 1
+            resource.setrlimit(resource.RLIMIT_CPU, (n, n))
+
+    def _read(self, path: str) -> bytes:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError(errno.EISDIR, "is a directory", path)
+            if not stat.S_ISREG(st.st_mode):
+                raise OSError(errno.EINVAL, "not a regular file", path)
+            if st.st_size > MAX_READ:
+                raise OSError(errno.EFBIG, f"file larger than {MAX_READ} bytes", path)
+            chunks = []
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
+
+    def op_read(self, req, body):
+        return {"ok": True}, self._read(req["path"])
+
+    def _make_dirs(self, path: str) -> None:
+        """Create the directories of *path* below the root, replacing symlinks instead of following."""
+        parts = path.strip("/").split("/")
+        cur = ""
+        for part in parts:
+            cur += "/" + part
+            try:
+                st = os.lstat(cur)
+            except FileNotFoundError:
+                os.mkdir(cur)
+                os.chown(cur, self.uid, self.gid)
+                continue
+            if not stat.S_ISDIR(st.st_mode):
+                if not (cur + "/").startswith(self.root.rstrip("/") + "/"):
+                    raise OSError(errno.ENOTDIR, "not a directory", cur)
+                os.unlink(cur)
+                os.mkdir(cur)
+                os.chown(cur, self.uid, self.gid)
+
+    def op_write(self, req, body):
+        path = req["path"]
+        self._make_dirs(os.path.dirname(path))
+        if os.path.lexists(path):
+            self._remove(path)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            view = memoryview(body)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fchown(fd, self.uid, self.gid)
+            os.fchmod(fd, int(req.get("mode", 0o644)))
+        finally:
+            os.close(fd)
+        return {"ok": True}, b""
+
+    def _remove(self, path: str) -> None:
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            return
+        if stat.S_ISDIR(st.st_mode):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+
+    def op_remove(self, req, body):
+        self._remove(req["path"])
+        return {"ok": True}, b""
+
+    def op_list(self, req, body):
+        base = req["path"]
+        if not os.path.isdir(base):
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory", base)
+        out = []
+        for dirpath, dirnames, filenames in os.walk(base):
+            rel = os.path.relpath(dirpath, base)
+            for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+                out.append(name if rel == "." else f"{rel}/{name}")
+            if len(out) > 100_000:
+                break
+        return {"files": sorted(out)}, b""
+
+
+class _Capped:
+    """Keeps the head and the tail of a stream up to *cap* bytes, counting what it drops."""
+
+    def __init__(self, cap: int):
+        self.half = max(cap // 2, 1)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def add(self, chunk: bytes) -> None:
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            extra = len(self.tail) - self.half
+            if extra > 0:
+                del self.tail[:extra]
+                self.dropped += extra
+
+    def value(self) -> bytes:
+        if self.dropped:
+            return bytes(self.head) + f"\n...[{self.dropped} bytes dropped]...\n".encode() + bytes(self.tail)
+        return bytes(self.head + self.tail)
+
+
+# --------------------------------------------------------------------------- zygote
+
+class Zygote:
+    def __init__(self, sock: socket.socket, pool_size: int = 1):
+        self.sock = sock
+        self.pid = os.getpid()
+        self.sandboxes: dict[str, dict] = {}  # id -> {"keeper": pid, "init": pid, "cgroups": [...]}
+        self.doomed_cgroups: list[str] = []
+        self.ids = itertools.count()
+        # Warm pool: for each recently used configuration, sandboxes already set up and waiting, so
+        # that opening one costs a message instead of namespaces + mounts (refilled while idle).
+        self.pool_size = pool_size
+        self.pool_keys = 8
+        self.pool: dict[str, list[dict]] = {}
+        self.pool_order: list[str] = []
+        self.pool_boxes: dict[str, dict] = {}
+
+    def run(self) -> None:
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+        while True:
+            refill = any(len(self.pool[k]) < self.pool_size for k in self.pool_order)
+            wait = 0 if refill else (0.2 if self.doomed_cgroups else 5.0)
+            ready, _, _ = select.select([self.sock], [], [], wait)
+            self._reap()
+            if not ready:
+                if refill:
+                    self._refill()
+                continue
+            try:
+                msg = self.sock.recv(1 << 16)
+            except ConnectionError:
+                msg = b""
+            if not msg:
+                self.shutdown()
+                return
+            req = json.loads(msg)
+            try:
+                getattr(self, "op_" + req["op"])(req)
+            except Exception as exc:
+                self.sock.send(json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
+
+    def _reap(self) -> None:
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            for sid, box in list(self.sandboxes.items()):
+                if box["keeper"] == pid:
+                    self.doomed_cgroups += box["cgroups"]
+                    del self.sandboxes[sid]
+        still = []
+        for path in self.doomed_cgroups:
+            try:
+                os.rmdir(path)
+            except FileNotFoundError:
+                pass
+            except OSError:
+                still.append(path)
+        self.doomed_cgroups = still
+
+    def shutdown(self) -> None:
+        for boxes in self.pool.values():
+            for box in boxes:
+                self._discard(box)
+        self.pool.clear()
+        for box in self.sandboxes.values():
+            try:
+                os.kill(box["init"], signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 5
+        while (self.sandboxes or self.doomed_cgroups) and time.monotonic() < deadline:
+            self._reap()
+            time.sleep(0.01)
+
+    def op_close(self, req) -> None:
+        box = self.sandboxes.get(req["id"])
+        if box:
+            try:
+                os.kill(box["init"], signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if req.get("reply"):
+            self.sock.send(b'{"ok": true}')
+
+    def op_count(self, req) -> None:
+        self.sock.send(json.dumps({"open": len(self.sandboxes)}).encode())
+
+    def op_open(self, req) -> None:
+        cfg = req["config"]
+        key = json.dumps(cfg, sort_keys=True)
+        pooled = self.pool.get(key)
+        box = pooled.pop() if pooled else self._spawn(cfg)
+        if box is None:
+            self.sock.send(json.dumps({"error": "the sandbox keeper died before starting init"}).encode())
+            return
+        sid = box["id"]
+        self.pool_boxes.pop(sid, None)
+        self.sandboxes[sid] = box
+        socket.send_fds(self.sock, [json.dumps({"ok": True, "id": sid, "init": box["init"]}).encode()],
+                        [box["sock"].fileno()])
+        box["sock"].close()
+        del box["sock"]
+        if self.pool_size > 0:
+            self.pool.setdefault(key, [])
+            self.pool_order = [k for k in self.pool_order if k != key] + [key]
+            while len(self.pool_order) > self.pool_keys:
+                for old in self.pool.pop(self.pool_order.pop(0), []):
+                    self._discard(old)
+
+    def _refill(self) -> bool:
+        """Prepare one pooled sandbox where a recently used configuration has fewer than pool_size."""
+        for key in reversed(self.pool_order):
+            boxes = self.pool[key]
+            if len(boxes) < self.pool_size:
+                box = self._spawn(json.loads(key))
+                if box is not None:
+                    self.pool_boxes[box["id"]] = box
+                    boxes.append(box)
+                return True
+        return False
+
+    def _discard(self, box: dict) -> None:
+        box["sock"].close()
+        self.pool_boxes.pop(box["id"], None)
+        self.sandboxes[box["id"]] = box
+        try:
+            os.kill(box["init"], signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def _spawn(self, cfg: dict) -> dict | None:
+        sid = f"{self.pid}-{next(self.ids)}"
+        cfg = dict(cfg)
+        cgroups, cfg["oom_file"] = cgroup_specs(cfg.get("cgroup_mode"), cfg.get("cgroup_base", {}), sid,
+                                                cfg["limits"])
+        made = []
+        try:
+            for spec in cgroups:
+                os.mkdir(spec["dir"])
+                made.append(spec["dir"])
+                for name, value in spec["settings"].items():
+                    with open(os.path.join(spec["dir"], name), "w") as f:
+                        f.write(str(value))
+        except OSError:
+            self.doomed_cgroups += made
+            raise
+        cfg["cgroup_procs"] = [os.path.join(d, "cgroup.procs") for d in made]
+        parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        r, w = os.pipe()
+        flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET
+        keeper = os.fork()
+        if keeper == 0:
+            try:
+                prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+                if os.getppid() != self.pid:
+                    os._exit(1)
+                self.sock.close()
+                parent_end.close()
+                for other in list(self.pool_boxes.values()):
+                    other["sock"].close()
+                os.close(r)
+                _check(_libc.unshare(flags), "unshare")
+                init = os.fork()
+                if init == 0:
+                    os.close(w)
+                    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+                    box = Init(child_end, cfg)
+                    try:
+                        box.setup()
+                    except BaseException as exc:
+                        send_msg(child_end, {"ready": False, "error": f"{type(exc).__name__}: {exc}"})
+                        os._exit(1)
+                    box.serve()
+                    os._exit(0)
+                os.write(w, str(init).encode())
+                os.close(w)
+                child_end.close()
+                while True:
+                    try:
+                        os.waitpid(init, 0)
+                        break
+                    except ChildProcessError:
+                        break
+                    except InterruptedError:
+                        continue
+                os._exit(0)
+            except BaseException as exc:
+                try:
+                    os.write(2, f"agentenv zygote: sandbox keeper failed: {exc}\n".encode())
+                finally:
+                    os._exit(1)
+        os.close(w)
+        child_end.close()
+        init_pid = int(os.read(r, 32) or b"0")
+        os.close(r)
+        if not init_pid:
+            parent_end.close()
+            self.doomed_cgroups += made
+            return None
+        return {"id": sid, "keeper": keeper, "init": init_pid, "cgroups": made, "sock": parent_end}
+
+
+def cgroup_specs(mode: str | None, base: dict, sid: str, limits: dict) -> tuple[list[dict], str | None]:
+    """The cgroup directories (with their settings) for one sandbox, and the file that counts OOM kills."""
+    mem = int(limits["memory_mb"]) << 20
+    pids = int(limits["max_processes"]) + 1  # + init
+    if mode == "v2":
+        d = os.path.join(base["unified"], sid)
+        return ([{"dir": d, "settings": {"memory.max": mem, "memory.swap.max": 0, "pids.max": pids}}],
+                os.path.join(d, "memory.events"))
+    if mode == "v1":
+        mdir = os.path.join(base["memory"], sid)
+        settings = {"memory.limit_in_bytes": mem}
+        if os.path.exists(os.path.join(base["memory"], "memory.memsw.limit_in_bytes")):
+            settings["memory.memsw.limit_in_bytes"] = mem
+        return ([{"dir": mdir, "settings": settings},
+                 {"dir": os.path.join(base["pids"], sid), "settings": {"pids.max": pids}}],
+                os.path.join(mdir, "memory.oom_control"))
+    return [], None
+
+
+def main() -> None:
+    fd, pool_size = int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    sock = socket.socket(fileno=fd)
+    Zygote(sock, pool_size).run()
+
+
+if __name__ == "__main__":
+    main()

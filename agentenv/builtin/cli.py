@@ -1,0 +1,216 @@
+"""Core subcommands: list, validate, schema, run, bench."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from .. import hookimpl
+
+
+def _list_configure(p) -> None:
+    p.add_argument("--json", action="store_true", help="one JSON array of {env_id, task_id, suite, path}")
+
+
+def _list_run(args) -> int:
+    from .._suites import installed_suites, task_header
+
+    rows = []
+    for suite in installed_suites().values():
+        for path in suite.task_files:
+            header = task_header(path) or ("?", 0)
+            rows.append({"env_id": f"agentenv/{header[0]}-v{header[1]}", "task_id": header[0],
+                         "suite": suite.name, "path": path})
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    else:
+        width = max([len(r["env_id"]) for r in rows] + [6])
+        print(f"{'ENV ID':<{width}}  SUITE      PATH")
+        for r in rows:
+            print(f"{r['env_id']:<{width}}  {r['suite']:<10} {os.path.relpath(r['path'])}")
+        print(f"{len(rows)} task(s)")
+    return 0
+
+
+def _task_files(paths) -> list[str]:
+    out = []
+    for path in paths:
+        if os.path.isdir(path):
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if d not in ("workspace", "hidden", "solution", "__pycache__"))
+                for name in sorted(files):
+                    if name.endswith(".json") and name != "suite.json":
+                        out.append(os.path.join(root, name))
+        else:
+            out.append(path)
+    return out
+
+
+def _validate_configure(p) -> None:
+    p.add_argument("paths", nargs="+", metavar="PATH", help="task files or directories (searched for *.json)")
+
+
+def _validate_run(args) -> int:
+    from .._errors import TaskSpecError
+    from .._spec import load_task
+
+    bad = 0
+    files = _task_files(args.paths)
+    for path in files:
+        try:
+            load_task(path)
+        except TaskSpecError as exc:
+            bad += 1
+            print(exc, file=sys.stderr)
+    print(f"{len(files) - bad} valid, {bad} invalid")
+    return 1 if bad or not files else 0
+
+
+def _schema_configure(p) -> None:
+    p.add_argument("--write", action="store_true", help="write schemas/task.schema.json (built-in plugins only)")
+    p.add_argument("--check", action="store_true", help="exit 1 when schemas/ is stale")
+
+
+def _schema_run(args) -> int:
+    from .._spec import task_schema
+    from .suites import bundled_dir
+
+    text = json.dumps(task_schema(), indent=2, sort_keys=True) + "\n"
+    target = os.path.join(bundled_dir("schemas"), "task.schema.json")
+    if args.write or args.check:
+        from .._plugins import PluginManager
+
+        text = json.dumps(task_schema(PluginManager(autoload=False).registry), indent=2, sort_keys=True) + "\n"
+    if args.write:
+        with open(target, "w") as f:
+            f.write(text)
+        print(f"wrote {target}")
+        return 0
+    if args.check:
+        current = open(target).read() if os.path.exists(target) else ""
+        if current != text:
+            print(f"{target} is stale; regenerate it with: agentenv schema --write", file=sys.stderr)
+            return 1
+        print(f"{target} is up to date")
+        return 0
+    sys.stdout.write(text)
+    return 0
+
+
+def _run_configure(p) -> None:
+    p.add_argument("task", help="an env id (agentenv/x-v0), a task id, or a task file")
+    p.add_argument("--agent", default="reference", help="agent NAME[:ARG] (reference, noop, ...)")
+    p.add_argument("--mode", default=None, choices=["single_shot", "agentic"],
+                   help="default: single_shot when the task has a placeholder, else agentic")
+    p.add_argument("--reward-mode", default="terminal", choices=["terminal", "dense"])
+    p.add_argument("--backend", default="auto")
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--json", action="store_true", help="print the trajectory and result as JSON")
+
+
+def resolve_task_path(name: str) -> str:
+    from .._errors import UnknownNameError
+    from .._registration import register_envs
+
+    if os.path.exists(name):
+        return name
+    ids = register_envs()
+    for env_id, path in ids.items():
+        if name in (env_id, env_id.split("/", 1)[1], env_id.split("/", 1)[1].rsplit("-v", 1)[0]):
+            return path
+    raise UnknownNameError("task", name, [i.split("/", 1)[1].rsplit("-v", 1)[0] for i in ids])
+
+
+def _run_run(args) -> int:
+    from .._env import CodingEnv
+    from .._runner import make_agent, run_episode
+    from .._spec import load_task
+
+    task = load_task(resolve_task_path(args.task))
+    mode = args.mode or ("single_shot" if task.single_shot_path else "agentic")
+    records = []
+    env = CodingEnv(task, backend=args.backend, mode=mode, reward_mode=args.reward_mode, trajectory=records.append)
+    try:
+        result = run_episode(env, make_agent(args.agent, task, mode), seed=args.seed)
+    finally:
+        env.close()
+    summary = {"task_id": result.task_id, "mode": mode, "agent": args.agent, "reward": result.reward,
+               "score": result.score, "success": result.success, "rounds": result.rounds,
+               "reward_masked": result.reward_masked, "infra_error": result.infra_error,
+               "reward_breakdown": result.info.get("reward_breakdown")}
+    if args.json:
+        print(json.dumps({"result": summary, "trajectory": records}, indent=1))
+    else:
+        for i, step in enumerate(result.steps, 1):
+            action = step["action"] if isinstance(step["action"], str) else json.dumps(step["action"])
+            print(f"--- step {i}: {action[:200]!s}")
+            print(step["output"][-3000:])
+        print(f"=== {result.task_id} [{mode}] agent={args.agent}: reward={result.reward:.3f} "
+              f"success={result.success} rounds={result.rounds}"
+              + (f" MASKED ({result.infra_error})" if result.reward_masked else ""))
+    return 0
+
+
+def _demo_configure(p) -> None:
+    p.add_argument("--suite", default="examples", help="suite name or path (default: examples)")
+    p.add_argument("--agents", default="reference,noop", help="comma-separated agents")
+    p.add_argument("--backend", default="auto")
+
+
+def _demo_run(args) -> int:
+    import time
+
+    from .._env import CodingEnv
+    from .._runner import make_agent, run_episode
+    from .._suites import find_suite
+
+    suite = find_suite(args.suite)
+    agents = args.agents.split(",")
+    print(f"suite {suite.name} {suite.version}: {len(suite.task_files)} tasks; agents {', '.join(agents)}")
+    header = f"{'task':<34} {'mode':<12}" + "".join(f"{a:>11}" for a in agents) + f"{'seconds':>9}"
+    print(header)
+    print("-" * len(header))
+    masked = 0
+    for task in suite.load():
+        modes = (["single_shot"] if task.single_shot_path else []) + ["agentic"]
+        for mode in modes:
+            start = time.monotonic()
+            cells = []
+            env = CodingEnv(task, backend=args.backend, mode=mode)
+            try:
+                for name in agents:
+                    result = run_episode(env, make_agent(name, task, mode))
+                    masked += result.reward_masked
+                    cells.append("masked" if result.reward_masked else f"{result.reward:.3f}")
+            finally:
+                env.close()
+            print(f"{task.task_id:<34} {mode:<12}" + "".join(f"{c:>11}" for c in cells)
+                  + f"{time.monotonic() - start:>9.2f}", flush=True)
+    if masked:
+        print(f"{masked} episode(s) hit an infrastructure failure (masked)")
+    return 1 if masked else 0
+
+
+def _bench_configure(p) -> None:
+    p.add_argument("--iterations", type=int, default=200)
+    p.add_argument("--json", default=None, metavar="FILE", help="also write the figures as JSON")
+
+
+def _bench_run(args) -> int:
+    from .._bench import main as bench_main
+
+    return bench_main(iterations=args.iterations, json_out=args.json)
+
+
+@hookimpl
+def agentenv_add_cli_commands(registry) -> None:
+    registry.add_command("list", "list every task of every installed suite", _list_configure, _list_run)
+    registry.add_command("validate", "validate task files; every error, with file and JSON pointer",
+                         _validate_configure, _validate_run)
+    registry.add_command("schema", "print the task JSON Schema assembled from the installed plugins",
+                         _schema_configure, _schema_run)
+    registry.add_command("run", "run one episode of an agent on a task", _run_configure, _run_run)
+    registry.add_command("demo", "run a suite with the reference and no-op agents; print a table of rewards",
+                         _demo_configure, _demo_run)
+    registry.add_command("bench", "benchmark the sandbox backends (open + exec + close)", _bench_configure, _bench_run)

@@ -1,0 +1,434 @@
+"""The embedded default backend: Linux namespaces, overlayfs workspaces, cgroup limits.
+
+Each sandbox is a fresh pid/mount/network/ipc/uts namespace whose root is a private tmpfs holding
+read-only binds of /usr and the runtime's paths, a synthesized /etc, a minimal /dev, its own /proc
+and /tmp, and the workspace: an overlay over the task's pristine files whose writable layer lives in
+the sandbox's own tmpfs, so it vanishes with the namespace. Commands run as an unprivileged user with
+no capabilities and ``no_new_privs``. Memory and process limits use cgroups where this host lets us
+create them and fall back to rlimits otherwise, reported as a warning. See ``_nszygote.py`` for
+the process tree.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Mapping, Sequence
+
+from .._errors import BackendUnavailable, SandboxError
+from .._sandbox import (
+    Availability,
+    ExecResult,
+    SANDBOX_UID,
+    Isolation,
+    Sandbox,
+    SandboxBackend,
+    SandboxRequest,
+)
+from . import _nszygote as proto
+
+log = logging.getLogger("agentenv.sandbox.namespace")
+
+_GRACE_S = 5.0  # how long past a command's own deadline the caller waits for init before killing it
+_ZYGOTE = os.path.join(os.path.dirname(__file__), "_nszygote.py")
+_ETC_FILES = ("ld.so.cache", "ld.so.conf", "nsswitch.conf", "localtime", "mime.types")
+
+
+def _probe() -> Availability:
+    if sys.platform != "linux":
+        return Availability(False, f"the namespace backend needs Linux (this is {sys.platform}); "
+                                   "use backend='docker' (pip install agentenv-docker)")
+    if os.geteuid() != 0:
+        return Availability(False, "the namespace backend needs root (it creates mount, pid and network "
+                                   "namespaces and binds the runtime read-only); run as root, in a VM or a "
+                                   "privileged container, or use backend='docker'")
+    try:
+        out = subprocess.run(["unshare", "--mount", "--pid", "--fork", "--net", "--ipc", "--uts", "true"],
+                             capture_output=True, timeout=10)
+    except FileNotFoundError:
+        return Availability(True, "")  # util-linux missing; the zygote will report a real failure
+    except subprocess.TimeoutExpired:
+        return Availability(False, "creating namespaces timed out")
+    if out.returncode != 0:
+        return Availability(False, "this host refuses new namespaces (a locked-down container?): "
+                                   f"{out.stderr.decode(errors='replace').strip()}; run with "
+                                   "--privileged or use backend='docker'")
+    return Availability(True, "")
+
+
+class _Cgroups:
+    """Finds where per-sandbox cgroups can be made: cgroup v2 (unified) or v1 memory + pids."""
+
+    def __init__(self) -> None:
+        self.mode = "rlimit"
+        self.base: dict[str, str] = {}
+        owner = f"agentenv-{os.getpid()}"
+        v2 = "/sys/fs/cgroup"
+        _remove_stale_cgroups(v2)
+        candidates = []
+        if os.path.exists(os.path.join(v2, "cgroup.controllers")):
+            controllers = open(os.path.join(v2, "cgroup.controllers")).read().split()
+            if {"memory", "pids"} <= set(controllers):
+                candidates.append(("v2", {"unified": os.path.join(v2, owner)}))
+        if os.path.isdir(os.path.join(v2, "memory")) and os.path.isdir(os.path.join(v2, "pids")):
+            candidates.append(("v1", {"memory": os.path.join(v2, "memory", owner),
+                                      "pids": os.path.join(v2, "pids", owner)}))
+        for mode, base in candidates:
+            try:
+                for path in base.values():
+                    os.makedirs(path, exist_ok=True)
+                if mode == "v2":
+                    with open(os.path.join(v2, "cgroup.subtree_control"), "w") as f:
+                        f.write("+memory +pids")
+                    with open(os.path.join(base["unified"], "cgroup.subtree_control"), "w") as f:
+                        f.write("+memory +pids")
+                self.mode, self.base = mode, base
+                return
+            except OSError as exc:
+                log.debug("cgroup %s unusable: %s", mode, exc)
+                for path in base.values():
+                    try:
+                        os.rmdir(path)
+                    except OSError:
+                        pass
+
+    def remove(self) -> None:
+        for path in self.base.values():
+            for _ in range(50):
+                try:
+                    os.rmdir(path)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.02)
+
+
+def _remove_stale_cgroups(top: str) -> None:
+    """Remove the cgroups left by agentenv processes that died without closing their backend."""
+    for hierarchy in (top, os.path.join(top, "memory"), os.path.join(top, "pids")):
+        try:
+            names = os.listdir(hierarchy)
+        except OSError:
+            continue
+        for name in names:
+            if not name.startswith("agentenv-") or not name[9:].isdigit():
+                continue
+            if os.path.exists(f"/proc/{name[9:]}"):
+                continue
+            base = os.path.join(hierarchy, name)
+            for child in os.listdir(base):
+                if os.path.isdir(os.path.join(base, child)):
+                    try:
+                        os.rmdir(os.path.join(base, child))
+                    except OSError:
+                        pass
+            try:
+                os.rmdir(base)
+            except OSError:
+                pass
+
+
+class _ZygoteClient:
+    def __init__(self, workdir: str, pool_size: int) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.stderr = open(os.path.join(workdir, "zygote.log"), "wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", _ZYGOTE, str(theirs.fileno()), str(pool_size)],
+            pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=self.stderr, stderr=self.stderr,
+            start_new_session=True,
+        )
+        theirs.close()
+        self.sock = ours
+        self.lock = threading.Lock()
+
+    def request(self, msg: dict, *, want_fd: bool = False, want_reply: bool = True) -> tuple[dict, int | None]:
+        with self.lock:
+            try:
+                self.sock.send(json.dumps(msg).encode())
+                if not want_reply:
+                    return {}, None
+                if want_fd:
+                    data, fds, _, _ = socket.recv_fds(self.sock, 1 << 16, 1)
+                else:
+                    data, fds = self.sock.recv(1 << 16), []
+            except OSError as exc:
+                raise SandboxError(f"the namespace zygote is gone ({exc}); see {self.stderr.name}") from exc
+        if not data:
+            raise SandboxError(f"the namespace zygote exited; see {self.stderr.name}")
+        reply = json.loads(data)
+        if "error" in reply:
+            for fd in fds:
+                os.close(fd)
+            raise SandboxError(f"the namespace zygote could not open a sandbox: {reply['error']}")
+        return reply, (fds[0] if fds else None)
+
+    def close(self) -> None:
+        try:
+            self.sock.close()  # EOF: the zygote kills every sandbox it still holds, then exits
+        finally:
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.stderr.close()
+
+
+class NamespaceBackend(SandboxBackend):
+    """Sandboxes made of Linux namespaces; the default on Linux hosts that allow them."""
+
+    name = "namespace"
+    priority = 100
+    _availability: Availability | None = None
+
+    @classmethod
+    def availability(cls) -> Availability:
+        if cls._availability is None:
+            cls._availability = _probe()
+        return cls._availability
+
+    def __init__(self, pool_size: int | None = None) -> None:
+        """*pool_size*: sandboxes kept set up in advance for each recently used configuration
+        (default 1, or ``AGENTENV_NS_POOL``); 0 disables the warm pool."""
+        ok = self.availability()
+        if not ok.ok:
+            raise BackendUnavailable(ok.reason)
+        self._workdir = tempfile.mkdtemp(prefix="agentenv-ns-")
+        self._stage = os.path.join(self._workdir, "stage")
+        os.mkdir(self._stage)
+        self._etc = self._make_etc()
+        self._cgroups = _Cgroups()
+        self._zygote: _ZygoteClient | None = None
+        self._pool_size = int(os.environ.get("AGENTENV_NS_POOL", "1")) if pool_size is None else pool_size
+        self._lock = threading.Lock()
+        self._open: dict[str, NamespaceSandbox] = {}
+        self._closed = False
+        self._topdirs, self._toplinks = [], {}
+        for name in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+            path = "/" + name
+            if os.path.islink(path):
+                self._toplinks[name] = os.readlink(path)
+            elif os.path.isdir(path):
+                self._topdirs.append(name)
+        self._warnings: tuple[str, ...] = ()
+        if self._cgroups.mode == "rlimit":
+            self._warnings = ("memory and process limits fall back to rlimits (RLIMIT_AS, RLIMIT_NPROC): "
+                              "no writable cgroup hierarchy with memory+pids controllers was found; "
+                              "mount cgroup2 read-write (or run as root on the host) for exact limits",)
+            log.warning("namespace backend: %s", self._warnings[0])
+
+    def _make_etc(self) -> str:
+        etc = os.path.join(self._workdir, "etc")
+        os.mkdir(etc)
+        for name in _ETC_FILES:
+            src = os.path.join("/etc", name)
+            if os.path.isfile(src):
+                shutil.copy(src, os.path.join(etc, name))
+        if os.path.isdir("/etc/alternatives"):  # /usr/bin/awk -> /etc/alternatives/awk -> mawk
+            shutil.copytree("/etc/alternatives", os.path.join(etc, "alternatives"), symlinks=True)
+        files = {
+            "passwd": f"root:x:0:0:root:/root:/bin/sh\nsandbox:x:{SANDBOX_UID}:{SANDBOX_UID}:sandbox:/tmp:/bin/sh\n",
+            "group": f"root:x:0:\nsandbox:x:{SANDBOX_UID}:\n",
+            "hosts": "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost\n",
+            "hostname": "sandbox\n",
+        }
+        for name, text in files.items():
+            with open(os.path.join(etc, name), "w") as f:
+                f.write(text)
+        return etc
+
+    def _client(self) -> _ZygoteClient:
+        with self._lock:
+            if self._closed:
+                raise SandboxError("this namespace backend is closed")
+            if self._zygote is None or self._zygote.proc.poll() is not None:
+                self._zygote = _ZygoteClient(self._workdir, self._pool_size)
+            return self._zygote
+
+    def open(self, request: SandboxRequest) -> "NamespaceSandbox":
+        limits = request.limits
+        cgrouped = self._cgroups.mode != "rlimit"
+        how = f"cgroup {self._cgroups.mode}" if cgrouped else "rlimit"
+        cfg = {
+            "uid": SANDBOX_UID, "root": request.root, "stage": self._stage, "etc": self._etc,
+            "toplinks": self._toplinks, "topdirs": self._topdirs,
+            "mounts": [m for m in request.runtime.mounts if os.path.exists(m)],
+            "workspace_dir": request.workspace_dir,
+            "workspace_mb": max(limits.max_file_size_mb * 4, 64), "tmp_mb": max(limits.max_file_size_mb * 4, 64),
+            "limits": limits.to_json(), "cgroup_mode": self._cgroups.mode, "cgroup_base": self._cgroups.base,
+            "limit_features": {"memory": how, "processes": how},
+            "warnings": list(self._warnings),
+        }
+        if not cgrouped:
+            cfg["rlimit_nproc"] = limits.max_processes
+            cfg["rlimit_as_mb"] = limits.memory_mb
+        if limits.network:
+            cfg["warnings"].append("network access was asked for, but the namespace backend has no "
+                                   "network beyond loopback; use backend='docker' for networked tasks")
+        reply, fd = self._client().request({"op": "open", "config": cfg}, want_fd=True)
+        sid = reply["id"]
+        sock = socket.socket(fileno=fd)
+        try:
+            ready, _ = proto.recv_msg(sock)
+        except (EOFError, OSError) as exc:
+            sock.close()
+            raise SandboxError(f"sandbox init died during set-up; see {self._zygote.stderr.name}") from exc
+        if not ready.get("ready"):
+            sock.close()
+            raise SandboxError(f"sandbox set-up failed: {ready.get('error')}")
+        isolation = Isolation("namespace", ready["features"], tuple(ready.get("warnings", ())))
+        box = NamespaceSandbox(self, sid, sock, request, isolation)
+        with self._lock:
+            self._open[sid] = box
+        return box
+
+    def _release(self, sid: str) -> None:
+        with self._lock:
+            self._open.pop(sid, None)
+            zygote = self._zygote
+        if zygote is not None and zygote.proc.poll() is None:
+            try:
+                zygote.request({"op": "close", "id": sid}, want_reply=False)
+            except SandboxError:
+                pass
+
+    def open_count(self) -> int:
+        """Sandboxes the zygote still holds (for leak tests)."""
+        if self._zygote is None:
+            return 0
+        reply, _ = self._zygote.request({"op": "count"})
+        return int(reply["open"])
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            boxes = list(self._open.values())
+        for box in boxes:
+            box.close()
+        if self._zygote is not None:
+            self._zygote.close()
+        self._cgroups.remove()
+        shutil.rmtree(self._workdir, ignore_errors=True)
+
+
+class NamespaceSandbox(Sandbox):
+    def __init__(self, backend: NamespaceBackend, sid: str, sock: socket.socket,
+                 request: SandboxRequest, isolation: Isolation) -> None:
+        self._backend, self._sid, self._sock = backend, sid, sock
+        self._request = request
+        self.root = request.root
+        self.isolation = isolation
+        self._lock = threading.Lock()
+        self._dead: str | None = None
+
+    @property
+    def alive(self) -> bool:
+        return self._dead is None
+
+    def _call(self, req: dict, body: bytes = b"", timeout: float = 30.0) -> tuple[dict, bytes]:
+        with self._lock:
+            if self._dead:
+                raise SandboxError(f"sandbox {self._sid} is {self._dead}")
+            try:
+                self._sock.settimeout(timeout)
+                proto.send_msg(self._sock, req, body)
+                reply, data = proto.recv_msg(self._sock)
+            except (OSError, EOFError) as exc:
+                self._dead = "dead (its init stopped answering)"
+                self._sock.close()
+                self._backend._release(self._sid)
+                raise SandboxError(f"sandbox {self._sid} died during {req['op']}: {exc}") from exc
+        if "error" in reply:
+            err = reply["error"]
+            cls = {"FileNotFoundError": FileNotFoundError, "IsADirectoryError": IsADirectoryError,
+                   "NotADirectoryError": NotADirectoryError, "PermissionError": PermissionError}.get(err)
+            if cls is not None:
+                raise cls(reply.get("errno") or 0, reply.get("message", err), req.get("path"))
+            if err in ("OSError",):
+                raise OSError(reply.get("errno") or 0, reply.get("message", err))
+            raise SandboxError(f"sandbox {self._sid}: {req['op']} failed: {reply.get('message', err)}")
+        return reply, data
+
+    def _env(self, extra: Mapping[str, str] | None) -> dict[str, str]:
+        env = {"HOME": "/tmp", "USER": "sandbox", "LOGNAME": "sandbox", "LANG": "C.UTF-8",
+               "TMPDIR": "/tmp", "PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1",
+               "PYTHONUNBUFFERED": "1"}
+        env.update(self._request.runtime.env)
+        if extra:
+            env.update(extra)
+        return env
+
+    def exec(self, command: str | Sequence[str], *, timeout_s: float | None = None,
+             env: Mapping[str, str] | None = None, cwd: str | None = None, stdin: bytes | None = None,
+             collect: Sequence[str] = ()) -> ExecResult:
+        if isinstance(command, str):
+            argv, shown = [self._request.runtime.shell, "-c", command], command
+        else:
+            argv, shown = list(command), " ".join(command)
+        full_env = self._env(env)
+        if "/" not in argv[0]:
+            argv[0] = _which(argv[0], full_env["PATH"]) or argv[0]
+        timeout = timeout_s or self._request.limits.wall_time_s
+        req = {"op": "exec", "argv": argv, "env": full_env, "cwd": cwd and self.resolve(cwd),
+               "timeout": timeout, "collect": [self.resolve(p) for p in collect]}
+        started = time.monotonic()
+        try:
+            reply, data = self._call(req, stdin or b"", timeout=timeout + _GRACE_S)
+        except SandboxError:
+            if time.monotonic() - started >= timeout:  # init was starved past its deadline: the
+                return ExecResult(shown, -9, "", "killed: wall-time limit exceeded (sandbox destroyed)",
+                                  wall_ms=timeout * 1000, timed_out=True)
+            raise
+        o, e = reply["stdout_len"], reply["stderr_len"]
+        artifacts = {}
+        for path, (off, n) in reply["artifacts"].items():
+            artifacts[path] = data[o + e + off: o + e + off + n]
+        return ExecResult(
+            command=shown, exit_code=reply["exit_code"],
+            stdout=data[:o].decode("utf-8", "replace"), stderr=data[o:o + e].decode("utf-8", "replace"),
+            wall_ms=reply["wall_ms"], cpu_ms=reply["cpu_ms"], peak_memory_mb=reply["peak_memory_mb"],
+            timed_out=reply["timed_out"], oom_killed=reply["oom_killed"],
+            output_truncated=reply["truncated"], artifacts=artifacts,
+        )
+
+    def read_file(self, path: str) -> bytes:
+        return self._call({"op": "read", "path": self.resolve(path)})[1]
+
+    def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
+        self._call({"op": "write", "path": self.resolve(path), "mode": mode}, data)
+
+    def remove(self, path: str) -> None:
+        self._call({"op": "remove", "path": self.resolve(path)})
+
+    def list_files(self, path: str = ".") -> list[str]:
+        return self._call({"op": "list", "path": self.resolve(path)})[0]["files"]
+
+    def close(self) -> None:
+        with self._lock:
+            if self._dead == "closed":
+                return
+            was_dead = self._dead
+            self._dead = "closed"
+            if not was_dead:
+                self._sock.close()
+        self._backend._release(self._sid)
+
+
+def _which(name: str, path: str) -> str | None:
+    for d in path.split(":"):
+        # resolved on the host: the runtime's paths are mounted at the same place inside
+        candidate = os.path.join(d, name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None

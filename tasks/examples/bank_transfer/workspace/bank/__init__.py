@@ -1,0 +1,2 @@
+from .accounts import Account, InsufficientFunds
+from .ledger import Ledger, transfer

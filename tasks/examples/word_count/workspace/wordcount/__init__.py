@@ -1,0 +1,3 @@
+from .core import top_words
+
+__all__ = ["top_words"]

@@ -1,0 +1,5 @@
+"""Errors."""
+
+
+class UnitError(ValueError):
+    """Bad size or unit."""

@@ -1,0 +1,3 @@
+"""confmerge package."""
+from confmerge.merge import deep_merge
+from confmerge.layers import DELETE, merge_layers

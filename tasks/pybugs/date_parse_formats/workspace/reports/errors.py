@@ -1,0 +1,5 @@
+"""Errors."""
+
+
+class InvalidDate(ValueError):
+    """Raised for malformed or impossible dates."""

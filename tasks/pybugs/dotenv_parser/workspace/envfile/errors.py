@@ -1,0 +1,5 @@
+"""Errors."""
+
+
+class EnvSyntaxError(ValueError):
+    """Raised by this package."""

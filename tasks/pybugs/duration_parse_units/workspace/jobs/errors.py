@@ -1,0 +1,5 @@
+"""Errors."""
+
+
+class DurationError(ValueError):
+    """Raised by this package."""

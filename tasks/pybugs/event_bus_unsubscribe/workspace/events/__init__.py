@@ -1,0 +1,3 @@
+"""events package."""
+from events.bus import EventBus
+from events.errors import HandlerErrors

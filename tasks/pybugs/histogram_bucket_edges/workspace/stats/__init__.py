@@ -1,0 +1,3 @@
+"""stats package."""
+from stats.histogram import histogram
+from stats.edges import bin_edges

@@ -1,0 +1,3 @@
+"""calendarkit package."""
+from calendarkit.intervals import merge_intervals
+from calendarkit.slots import free_slots

@@ -1,0 +1,5 @@
+"""Errors."""
+
+
+class ConfigError(Exception):
+    """Raised when configuration cannot be loaded."""

@@ -1,0 +1,3 @@
+"""life package."""
+from life.board import Board
+from life.patterns import parse_pattern, render

@@ -1,0 +1,3 @@
+"""tasks package."""
+from tasks.model import Task
+from tasks.queue import TaskQueue

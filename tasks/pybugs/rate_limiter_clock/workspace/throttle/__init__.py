@@ -1,0 +1,3 @@
+"""throttle package."""
+from throttle.bucket import TokenBucket
+from throttle.clock import FakeClock

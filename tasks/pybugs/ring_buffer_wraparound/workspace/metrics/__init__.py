@@ -1,0 +1,3 @@
+"""metrics package."""
+from metrics.ring import RingBuffer
+from metrics.window import moving_average

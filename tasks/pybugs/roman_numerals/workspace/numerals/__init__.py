@@ -1,0 +1,3 @@
+"""numerals package."""
+from numerals.errors import RomanError
+from numerals.roman import from_roman, to_roman

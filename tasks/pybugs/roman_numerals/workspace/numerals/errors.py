@@ -1,0 +1,5 @@
+"""Errors."""
+
+
+class RomanError(ValueError):
+    """Raised by this package."""

@@ -1,0 +1,5 @@
+"""Errors."""
+
+
+class InvalidVersion(ValueError):
+    """Not a semantic version."""

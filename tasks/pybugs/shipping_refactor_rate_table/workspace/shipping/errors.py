@@ -1,0 +1,5 @@
+"""Errors."""
+
+
+class ShippingError(ValueError):
+    """Raised for parcels that cannot be shipped."""

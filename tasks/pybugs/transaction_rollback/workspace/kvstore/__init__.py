@@ -1,0 +1,3 @@
+"""kvstore package."""
+from kvstore.store import KeyValueStore
+from kvstore.transaction import Transaction

@@ -1,0 +1,3 @@
+"""typeset package."""
+from typeset.wrap import wrap_text
+from typeset.justify import justify
