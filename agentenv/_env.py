@@ -23,6 +23,9 @@ trained on. The next ``reset()`` starts over with a new sandbox.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import re
 import json
 import os
 import secrets
@@ -48,6 +51,8 @@ REWARD_MODES = ("terminal", "dense")
 MAX_TEXT = 200_000
 TRAJECTORY_SCHEMA = "agentenv.trajectory/1"
 _READ_ONLY_ACTIONS = ("read_file", "list_files", "submit")
+# Observations depend on the program only: the host's speed is in info["measurements"].
+_PYTEST_DURATION = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d\d:\d\d\))?")
 
 
 class CodeText(gym.spaces.Text):
@@ -327,7 +332,8 @@ class CodingEnv(gym.Env):
                 raise InfrastructureError(f"metric provider {type(provider).__name__} failed: {exc}") from exc
             for key, value in values.items():
                 metrics.setdefault(key, value)
-        outputs.append(format_result(result))
+        shown = dataclasses.replace(result, command=step["command"])  # the nonce report path stays hidden
+        outputs.append(_PYTEST_DURATION.sub(" in <time>", format_result(shown)))
         return metrics
 
     def _reward(self, runs: list[dict[str, Any]]) -> RewardResult:
@@ -354,13 +360,15 @@ class CodingEnv(gym.Env):
     # ------------------------------------------------------------------ info, observations, records
     def _base_info(self) -> dict[str, Any]:
         return {"task_id": self.task.task_id, "mode": self.mode, "round": self._round,
-                "backend": self.backend_name, "runtime": dict(self.runtime.fingerprint),
+                "backend": self.backend_name, "runtime": copy.deepcopy(dict(self.runtime.fingerprint)),
                 "reward_masked": False, "infra_error": None}
 
     def _fill_info(self, info: dict[str, Any], runs: list[dict[str, Any]], result: RewardResult) -> None:
         noisy = {n for n, m in self._registry.metrics.items() if m.noisy}
         last = runs[-1] if runs else {}
-        info["metrics"] = {k: v for k, v in last.items() if k not in noisy}
+        # None values are left out so that a key keeps one type across envs (gymnasium's vector
+        # envs stack infos key by key).
+        info["metrics"] = {k: v for k, v in last.items() if k not in noisy and v is not None}
         info["measurements"] = Measurements({k: v for k, v in last.items() if k in noisy})
         info["runs"] = len(runs)
         info["score"] = result.total
@@ -393,6 +401,9 @@ class CodingEnv(gym.Env):
         for key, value in info.items():
             out[key] = dict(value) if isinstance(value, Measurements) else value
         out["scored_runs"] = [_jsonable(r) for r in self._runs] if info.get("runs") else []
+        # Present on every record (null: this step did not evaluate), so consumers need no key checks.
+        out.setdefault("metrics", None)
+        out.setdefault("reward_breakdown", None)
         return out
 
     def _record(self, record: dict[str, Any]) -> None:

@@ -37,19 +37,22 @@ def scored_command(command: str, nonce: str) -> tuple[str, str | None, str | Non
     return command[:insert] + f" --junitxml={path} -o junit_family=xunit2" + command[insert:], "junit", path
 
 
-_EXC_LINE = re.compile(r"^(?:E\s+)?([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failed|Warning)|AssertionError|assert)\b:?\s*(.*)$",
-                       re.M)
+_EXC_LINE = re.compile(r"^(E\s+)?([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failed|Warning))(?::\s*(.*?))?\s*$", re.M)
+_ASSERT_LINE = re.compile(r"^E\s+(assert\b.*?)\s*$", re.M)
 
 
 def parse_error(text: str) -> dict[str, str] | None:
-    """Exception type and message of the first failure in a traceback or pytest long repr."""
+    """Exception type and message of the first failure in a traceback or pytest long repr.
+
+    pytest marks the explanation lines with ``E``; those win over other lines that look alike."""
     if not text:
         return None
-    for m in _EXC_LINE.finditer(text):
-        kind = m.group(1)
-        if kind == "assert":
-            return {"type": "AssertionError", "message": ("assert " + m.group(2)).strip()[:500]}
-        return {"type": kind.split(".")[-1], "message": m.group(2).strip()[:500]}
+    matches = list(_EXC_LINE.finditer(text))
+    for m in sorted(matches, key=lambda m: (m.group(1) is None, m.start())):
+        return {"type": m.group(2).split(".")[-1], "message": (m.group(3) or "").strip()[:500]}
+    m = _ASSERT_LINE.search(text)
+    if m:
+        return {"type": "AssertionError", "message": m.group(1)[:500]}
     return None
 
 

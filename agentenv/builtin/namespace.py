@@ -287,6 +287,7 @@ class NamespaceBackend(SandboxBackend):
             raise SandboxError(f"sandbox set-up failed: {ready.get('error')}")
         isolation = Isolation("namespace", ready["features"], tuple(ready.get("warnings", ())))
         box = NamespaceSandbox(self, sid, sock, request, isolation)
+        box.init_pid = int(reply["init"])  # host pid of the sandbox's pid 1 (diagnostics, fault tests)
         with self._lock:
             self._open[sid] = box
         return box
