@@ -30,6 +30,7 @@ import json
 import os
 import secrets
 import string
+import threading
 import time
 import uuid
 from typing import Any, Callable, Iterator, Mapping
@@ -127,7 +128,7 @@ class CodingEnv(gym.Env):
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', not {render_mode!r}")
         self.task = task if isinstance(task, TaskSpec) else load_task(task)
-        if mode == "single_shot" and self.task.single_shot_path is None:
+        if mode == "single_shot" and not self.task.supports_single_shot:
             raise ValueError(f"task {self.task.task_id} has no '{PLACEHOLDER}' step, so it runs only in "
                              "mode='agentic'")
         self.mode, self.reward_mode, self.render_mode = mode, reward_mode, render_mode
@@ -301,8 +302,10 @@ class CodingEnv(gym.Env):
         runs, outputs = [], []
         for step in self.task.execution_steps:
             name = step["action"]
-            if name == "overwrite_file" and PLACEHOLDER in str(step.get("content", "")) and code is None:
-                continue  # agentic: the agent already wrote its files
+            if PLACEHOLDER in json.dumps(step):
+                if code is None:
+                    continue  # agentic: the agent already wrote its files
+                step = {k: v.replace(PLACEHOLDER, code) if isinstance(v, str) else v for k, v in step.items()}
             if name == "run_command":
                 runs.append(self._scored_run(sandbox, step, outputs))
                 continue
@@ -332,9 +335,49 @@ class CodingEnv(gym.Env):
                 raise InfrastructureError(f"metric provider {type(provider).__name__} failed: {exc}") from exc
             for key, value in values.items():
                 metrics.setdefault(key, value)
+        if kind is not None and isinstance(metrics.get("test_outcomes"), dict):
+            self._check_coverage(step["command"], kind, metrics)
         shown = dataclasses.replace(result, command=step["command"])  # the nonce report path stays hidden
         outputs.append(_PYTEST_DURATION.sub(" in <time>", format_result(shown)))
         return metrics
+
+    def _check_coverage(self, command: str, kind: str, metrics: dict[str, Any]) -> None:
+        """Refuse a report that lacks tests a trusted collection of the task found.
+
+        Code under test runs inside pytest and could forge the report; a forgery must then also
+        name every test function of the task (hidden ones included), which it cannot learn from
+        its own workspace. Parameter ids are ignored, since they may depend on the solution."""
+        expected = self._expected_tests(command, kind)
+        if not expected:
+            return
+        present = {_base_test_id(n) for n in metrics["test_outcomes"]}
+        missing = expected - present
+        if missing:
+            metrics.update(test_pass_rate=0.0, report="incomplete", error={
+                "type": "IncompleteReport",
+                "message": f"the test report lacks {len(missing)} of the task's {len(expected)} tests, "
+                           f"e.g. {sorted(missing)[0]}"})
+
+    def _expected_tests(self, command: str, kind: str) -> frozenset[str]:
+        from .builtin.metrics import collect_command, junit_id
+
+        key = (self._workspace_dir, tuple(sorted(self._hidden)), command, kind)
+        with _COLLECTED_LOCK:
+            if key in _COLLECTED:
+                return _COLLECTED[key]
+        ids: frozenset[str] = frozenset()
+        collect = collect_command(command)
+        if collect:
+            with self._open() as judge:
+                for rel, data in self._hidden.items():
+                    judge.write_file(rel, data)
+                result = judge.exec(collect, timeout_s=self.task.limits.wall_time_s)
+            lines = [l.strip() for l in result.stdout.splitlines() if "::" in l and " " not in l.strip()]
+            if result.exit_code == 0 and lines:
+                ids = frozenset(_base_test_id(junit_id(l) if kind == "junit" else l) for l in lines)
+        with _COLLECTED_LOCK:
+            _COLLECTED[key] = ids
+        return ids
 
     def _reward(self, runs: list[dict[str, Any]]) -> RewardResult:
         model_scores = {}
@@ -377,6 +420,8 @@ class CodingEnv(gym.Env):
 
     def _prompt(self) -> str:
         task = self.task
+        if self.mode == "single_shot" and task.single_shot_path is None:
+            return f"{task.description}\n\nReply with the code that completes the task."
         if self.mode == "single_shot":
             path = task.single_shot_path
             start = self._pristine.get(path, b"").decode("utf-8", "replace")
@@ -422,6 +467,14 @@ class CodingEnv(gym.Env):
                 self._sandbox.close()
             finally:
                 self._sandbox = None
+
+
+_COLLECTED: dict[tuple, frozenset[str]] = {}
+_COLLECTED_LOCK = threading.Lock()
+
+
+def _base_test_id(node: str) -> str:
+    return node.split("[", 1)[0]
 
 
 def _jsonable(value: Any) -> Any:

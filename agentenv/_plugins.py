@@ -122,7 +122,8 @@ class Registry:
 
 
 class PluginManager:
-    def __init__(self, autoload: bool | None = None) -> None:
+    def __init__(self, autoload: bool | None = None, plugins: Iterable[Any] = ()) -> None:
+        """*plugins*: extra plugin objects registered after the built-ins (tests, embedding)."""
         self.pm = pluggy.PluginManager("agentenv")
         self.pm.add_hookspecs(hookspecs)
         self.registry = Registry()
@@ -134,6 +135,9 @@ class PluginManager:
             self.loaded.append((modname, "agentenv"))
         if autoload is None:
             autoload = not os.environ.get(AUTOLOAD_ENV)
+        for i, plugin in enumerate(plugins):
+            self.pm.register(plugin, name=getattr(plugin, "__name__", f"extra-{i}"))
+            self.loaded.append((self.pm.get_name(plugin), "?"))
         if autoload:
             self._load_entry_points()
         self._collect()

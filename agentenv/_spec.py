@@ -177,6 +177,11 @@ class TaskSpec:
         return path[len(root):] if path.startswith(root) else path.lstrip("/") if path.startswith("/") else path
 
     @property
+    def supports_single_shot(self) -> bool:
+        """Whether some execution step takes the model's code (holds the placeholder)."""
+        return any(PLACEHOLDER in json.dumps(step) for step in self.execution_steps)
+
+    @property
     def single_shot_path(self) -> str | None:
         """The file the single-shot action replaces: the first step that writes the placeholder."""
         for step in self.execution_steps:

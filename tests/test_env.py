@@ -115,16 +115,7 @@ HACKS = {
 }
 
 
-KNOWN_HOLES = {
-    # In-process code can find the report path in sys.argv, forge a report and skip pytest's own
-    # write with os._exit. Defence in depth (checking the report's test ids against a trusted
-    # collection) is not built yet; see docs/architecture.md, "Reward integrity".
-    "os._exit(0) at import after faking a report",
-}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="known hole"))
-                                  if n in KNOWN_HOLES else n for n in sorted(HACKS)])
+@pytest.mark.parametrize("name", sorted(HACKS))
 def test_reward_hacks_earn_nothing(name):
     env = agentic()
     env.reset()

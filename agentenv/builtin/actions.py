@@ -9,7 +9,6 @@ from .. import hookimpl
 from .._errors import ActionError
 from .._extension import ActionContext, ActionOutcome, ActionType
 from .._sandbox import check_inside
-from .._spec import PLACEHOLDER
 
 MAX_READ_CHARS = 100_000
 
@@ -43,8 +42,6 @@ class OverwriteFile(ActionType):
         content = action.get("content")
         if not isinstance(content, str):
             raise ActionError("overwrite_file needs 'content' (a string)")
-        if PLACEHOLDER in content and ctx.code is not None:
-            content = content.replace(PLACEHOLDER, ctx.code)
         ctx.sandbox.write_file(path, content.encode())
         return ActionOutcome(f"wrote {ctx.task.relpath(path)} ({len(content)} characters)")
 

@@ -37,6 +37,30 @@ def scored_command(command: str, nonce: str) -> tuple[str, str | None, str | Non
     return command[:insert] + f" --junitxml={path} -o junit_family=xunit2" + command[insert:], "junit", path
 
 
+def collect_command(command: str) -> str | None:
+    """The pytest command that only lists the tests *command* would run (None: not a pytest command)."""
+    m = _PYTEST.search(command)
+    if not m:
+        return None
+    command = _JSON_FILE.sub("", _JUNIT_FILE.sub("", command)).replace("--json-report", "")
+    # node ids are listed one per line at verbosity -1 exactly: count the command's own -q / -v
+    level = 0
+    for token in command[m.end(1):].split():
+        if re.fullmatch(r"-q+|-v+", token):
+            level += len(token) - 1 if token[1] == "v" else -(len(token) - 1)
+        elif token in ("--quiet", "--verbose"):
+            level += 1 if token == "--verbose" else -1
+    adjust = " -q" * max(0, level + 1) + " -v" * max(0, -1 - level)
+    return command[:m.end(1)] + " --collect-only" + adjust + command[m.end(1):]
+
+
+def junit_id(nodeid: str) -> str:
+    """The id JUnit XML gives a pytest node: ``tests/test_a.py::C::t`` -> ``tests.test_a.C::t``."""
+    path, *rest = nodeid.split("::")
+    module = path[:-3].replace("/", ".") if path.endswith(".py") else path.replace("/", ".")
+    return ".".join([module, *rest[:-1]]) + "::" + rest[-1] if rest else module
+
+
 _EXC_LINE = re.compile(r"^(E\s+)?([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failed|Warning))(?::\s*(.*?))?\s*$", re.M)
 _ASSERT_LINE = re.compile(r"^E\s+(assert\b.*?)\s*$", re.M)
 

@@ -1,0 +1,273 @@
+"""Plugins: hook contracts, meta-tests, and a real third-party distribution in a fresh venv."""
+
+import inspect
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import agentenv
+from agentenv import hookspecs
+from agentenv._plugins import PluginManager, hook_names
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+
+
+def test_every_hook_is_documented():
+    for name in hook_names():
+        doc = inspect.getdoc(getattr(hookspecs, name)) or ""
+        assert len(doc) > 80 and "registry." in doc and "Called once" in doc, name
+
+
+def test_every_hook_is_implemented_by_a_builtin():
+    pm = PluginManager(autoload=False)
+    for name in hook_names():
+        assert getattr(pm.pm.hook, name).get_hookimpls(), f"no built-in implements {name}"
+
+
+class EveryHook:
+    """One plugin object implementing every hook; test_each_hook_reaches_the_registry checks each."""
+
+    @agentenv.hookimpl
+    def agentenv_add_runtimes(self, registry):
+        registry.add_runtime(type("R", (agentenv.Runtime,), {"pattern": "zz-rt", "prepare": lambda s, c, d=None: None})())
+
+    @agentenv.hookimpl
+    def agentenv_add_sandbox_backends(self, registry):
+        registry.add_backend(type("B", (agentenv.SandboxBackend,), {
+            "name": "zz-backend", "availability": classmethod(lambda c: agentenv.Availability(False, "test")),
+            "open": lambda s, r: None}))
+
+    @agentenv.hookimpl
+    def agentenv_add_actions(self, registry):
+        registry.add_action(type("A", (agentenv.ActionType,), {"name": "zz_action", "execute": lambda s, c, a: None})())
+
+    @agentenv.hookimpl
+    def agentenv_add_metrics(self, registry):
+        registry.add_metrics(type("M", (agentenv.MetricProvider,), {
+            "metrics": (agentenv.MetricInfo("zz_metric"),), "measure": lambda s, r: {}})())
+
+    @agentenv.hookimpl
+    def agentenv_add_reward_models(self, registry):
+        registry.add_reward_model(type("RM", (agentenv.RewardModel,), {"name": "zz_model", "score": lambda s, e, o: 0.5})())
+
+    @agentenv.hookimpl
+    def agentenv_add_task_suites(self, registry):
+        registry.add_suite("/nonexistent/zz-suite")
+
+    @agentenv.hookimpl
+    def agentenv_add_agents(self, registry):
+        registry.add_agent("zz-agent", lambda arg, task, mode: None, "test agent")
+
+    @agentenv.hookimpl
+    def agentenv_add_cli_commands(self, registry):
+        registry.add_command("zz-command", "test command", lambda p: None, lambda a: 0)
+
+
+def test_each_hook_reaches_the_registry():
+    reg = PluginManager(autoload=False, plugins=[EveryHook()]).registry
+    checks = {
+        "agentenv_add_runtimes": lambda: reg.runtime_for("zz-rt"),
+        "agentenv_add_sandbox_backends": lambda: reg.backends["zz-backend"],
+        "agentenv_add_actions": lambda: reg.actions["zz_action"],
+        "agentenv_add_metrics": lambda: reg.metrics["zz_metric"],
+        "agentenv_add_reward_models": lambda: reg.reward_models["zz_model"],
+        "agentenv_add_task_suites": lambda: "/nonexistent/zz-suite" in reg.suites or None,
+        "agentenv_add_agents": lambda: reg.agents["zz-agent"],
+        "agentenv_add_cli_commands": lambda: reg.commands["zz-command"],
+    }
+    assert sorted(checks) == list(hook_names()), "a hook was added without a test here"
+    for name, check in checks.items():
+        assert check() is not None, name
+    schema = json.dumps(agentenv.task_schema(reg))
+    assert "zz_action" in schema and "zz_metric" in schema and "zz-rt" in schema and "zz_model" in schema
+
+
+def test_builtins_register_what_the_docs_promise():
+    reg = PluginManager(autoload=False).registry
+    assert {"overwrite_file", "run_command", "read_file", "list_files", "apply_patch", "submit"} <= set(reg.actions)
+    assert {"test_pass_rate", "tests_passed", "tests_failed", "tests_errors", "exit_code", "execution_time_ms",
+            "peak_memory_mb", "timed_out", "oom_killed"} <= set(reg.metrics)
+    assert "namespace" in reg.backends and "reference_similarity" in reg.reward_models
+    assert {"list", "validate", "schema", "run", "bench", "demo"} <= set(reg.commands)
+    assert {"reference", "noop"} <= set(reg.agents)
+    assert reg.runtime_for("python3.11") and reg.runtime_for("shell")
+    with pytest.raises(agentenv.UnknownNameError, match="did you mean 'python3"):
+        reg.runtime_for("pyhton3")
+
+
+def test_public_surface_is_small_and_sorted():
+    assert agentenv.__all__ == sorted(agentenv.__all__)
+    for name in agentenv.__all__:
+        assert hasattr(agentenv, name), name
+    assert not [m for m in os.listdir(os.path.dirname(agentenv.__file__))
+                if m.endswith(".py") and not m.startswith("_") and m not in ("hookspecs.py",)]
+
+
+def test_a_broken_entry_point_names_plugin_and_distribution(tmp_path, monkeypatch):
+    dist = tmp_path / "broken_plugin-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[agentenv]\nbroken = broken_plugin_mod_that_does_not_exist\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(agentenv.PluginError) as err:
+        PluginManager(autoload=True)
+    assert "'broken'" in str(err.value) and "broken-plugin" in str(err.value) and "AGENTENV_DISABLE_PLUGIN_AUTOLOAD" in str(err.value)
+    monkeypatch.setenv("AGENTENV_DISABLE_PLUGIN_AUTOLOAD", "1")
+    PluginManager()  # autoload off: the broken plugin is not imported
+
+
+def test_duplicate_registration_is_refused():
+    reg = PluginManager(autoload=False).registry
+    from agentenv.builtin.actions import Submit
+    with pytest.raises(agentenv.PluginError, match="already registered"):
+        reg.add_action(Submit())
+
+
+PLUGIN_PY = '''
+"""A third-party plugin: a runtime, an action and a metric, using only agentenv's public API."""
+import agentenv
+
+
+class HostShell(agentenv.Runtime):
+    pattern = r"hostsh"
+    examples = ("hostsh",)
+
+    def prepare(self, config, cache_dir=None):
+        return agentenv.RuntimeEnv("hostsh", (), {"PATH": "/usr/bin:/bin"}, {"runtime": "hostsh", "shell": "/bin/sh"})
+
+
+class AppendLine(agentenv.ActionType):
+    name = "append_line"
+    fields_schema = {"properties": {"path": {"type": "string"}, "line": {"type": "string"}}, "required": ["path", "line"]}
+
+    def execute(self, ctx, action):
+        path = ctx.sandbox.resolve(action["path"])
+        try:
+            old = ctx.sandbox.read_file(path)
+        except FileNotFoundError:
+            old = b""
+        ctx.sandbox.write_file(path, old + action["line"].encode() + b"\\n")
+        return agentenv.ActionOutcome("appended")
+
+
+class StdoutLines(agentenv.MetricProvider):
+    metrics = (agentenv.MetricInfo("stdout_lines", "higher", "lines printed", bound=3.0),)
+
+    def measure(self, run):
+        return {"stdout_lines": float(len(run.result.stdout.splitlines()))}
+
+
+@agentenv.hookimpl
+def agentenv_add_runtimes(registry):
+    registry.add_runtime(HostShell())
+
+
+@agentenv.hookimpl
+def agentenv_add_actions(registry):
+    registry.add_action(AppendLine())
+
+
+@agentenv.hookimpl
+def agentenv_add_metrics(registry):
+    registry.add_metrics(StdoutLines())
+'''
+
+TASK = {
+    "task_id": "thirdparty.lines", "environment_config": {"runtime": "hostsh"},
+    "workspace": {"files": {"notes.txt": "one\n"}},
+    "execution_steps": [
+        {"action": "append_line", "path": "notes.txt", "line": "two"},
+        {"action": "append_line", "path": "notes.txt", "line": "<model_generated_code>"},
+        {"action": "run_command", "command": "cat notes.txt"}],
+    "reward_logic": {"type": "composite", "rules": [{"metric": "stdout_lines", "weight": 1.0}]},
+}
+
+USE = '''
+import json, sys
+import gymnasium as gym
+import agentenv
+env = gym.make("agentenv/Task-v0", task=sys.argv[1], mode="agentic")
+env.reset()
+env.step({"action": "append_line", "path": "notes.txt", "line": "three"})
+_, reward, terminated, _, info = env.step({"action": "submit"})
+schema = agentenv.task_schema()
+print(json.dumps({"reward": reward, "lines": info["metrics"]["stdout_lines"],
+                  "action_in_schema": "append_line" in json.dumps(schema),
+                  "metric_in_schema": "stdout_lines" in json.dumps(schema)}))
+'''
+
+
+@pytest.fixture(scope="session")
+def clean_venv(tmp_path_factory, repo):
+    """A fresh venv with agentenv installed from a wheel built from this checkout."""
+    root = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(root / "dist"), repo],
+                   check=True, capture_output=True)
+    wheel = next((root / "dist").glob("agentenv-*.whl"))
+    venv = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    py = str(venv / "bin" / "python")
+    out = subprocess.run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheel)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return py
+
+
+@pytest.mark.slow
+def test_wheel_in_a_clean_venv_finds_schemas_suites_and_builtins(clean_venv, tmp_path):
+    cwd = str(tmp_path)  # away from the checkout: only the installed wheel is importable
+    out = subprocess.run([clean_venv, "-c", textwrap.dedent('''
+        import json, os, gymnasium as gym, agentenv
+        from agentenv.builtin.suites import bundled_dir
+        print(json.dumps({"file": agentenv.__file__, "suites": sorted(agentenv.installed_suites()),
+                          "schema": os.path.exists(os.path.join(bundled_dir("schemas"), "task.schema.json")),
+                          "env": "agentenv/examples.fizzbuzz-v0" in gym.registry,
+                          "actions": sorted(agentenv.registry().actions)}))''')],
+                         capture_output=True, text=True, cwd=cwd)
+    assert out.returncode == 0, out.stderr[-3000:]
+    info = json.loads(out.stdout)
+    assert "site-packages" in info["file"]
+    assert {"examples", "pybugs"} <= set(info["suites"]) and info["schema"] and info["env"]
+    assert "apply_patch" in info["actions"]
+    run = subprocess.run([os.path.join(os.path.dirname(clean_venv), "agentenv"), "run", "examples.fizzbuzz",
+                          "--agent", "reference"], capture_output=True, text=True, cwd=cwd)
+    assert run.returncode == 0 and "reward=1.000" in run.stdout, run.stdout[-2000:] + run.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_a_third_party_plugin_distribution_extends_the_env_and_the_schema(clean_venv, tmp_path):
+    pkg = tmp_path / "agentenv-lines"
+    (pkg / "agentenv_lines").mkdir(parents=True)
+    (pkg / "agentenv_lines" / "__init__.py").write_text(PLUGIN_PY)
+    (pkg / "pyproject.toml").write_text(textwrap.dedent('''
+        [build-system]
+        requires = ["setuptools>=61"]
+        build-backend = "setuptools.build_meta"
+        [project]
+        name = "agentenv-lines"
+        version = "1.0"
+        dependencies = ["agentenv"]
+        [project.entry-points.agentenv]
+        lines = "agentenv_lines"
+        [tool.setuptools]
+        packages = ["agentenv_lines"]
+    '''))
+    out = subprocess.run([clean_venv, "-m", "pip", "install", "-q", "--no-deps", str(pkg)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    task = tmp_path / "task.json"
+    task.write_text(json.dumps(TASK))
+    out = subprocess.run([clean_venv, "-c", USE, str(task)], capture_output=True, text=True, cwd=str(tmp_path))
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    # the evaluation starts from the agent's workspace (one, three), appends "two" and skips the
+    # step that takes the model's code (agentic mode): 3 lines.
+    assert result == {"reward": 1.0, "lines": 3.0, "action_in_schema": True, "metric_in_schema": True}
+    validate = subprocess.run([os.path.join(os.path.dirname(clean_venv), "agentenv"), "validate", str(task)],
+                              capture_output=True, text=True)
+    assert validate.returncode == 0, validate.stderr
