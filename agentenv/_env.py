@@ -172,6 +172,7 @@ class CodingEnv(gym.Env):
         obs = self._obs(self._prompt(), "")
         if self._sandbox is not None:
             info["isolation"] = self._sandbox.isolation.to_json()
+            info["runtime"] = self._base_info()["runtime"]
         self._record({"type": "reset", **self._json_info(info), "observation": obs})
         return obs, info
 
@@ -402,9 +403,12 @@ class CodingEnv(gym.Env):
 
     # ------------------------------------------------------------------ info, observations, records
     def _base_info(self) -> dict[str, Any]:
+        runtime = copy.deepcopy(dict(self.runtime.fingerprint))
+        if self._sandbox is not None:  # backends that run images (docker) name the image that ran
+            features = self._sandbox.isolation.features
+            runtime.update({k: features[k] for k in ("image", "image_id") if k in features})
         return {"task_id": self.task.task_id, "mode": self.mode, "round": self._round,
-                "backend": self.backend_name, "runtime": copy.deepcopy(dict(self.runtime.fingerprint)),
-                "reward_masked": False, "infra_error": None}
+                "backend": self.backend_name, "runtime": runtime, "reward_masked": False, "infra_error": None}
 
     def _fill_info(self, info: dict[str, Any], runs: list[dict[str, Any]], result: RewardResult) -> None:
         noisy = {n for n, m in self._registry.metrics.items() if m.noisy}

@@ -306,3 +306,20 @@ def _uid(pid):
                 return int(line.split()[1])
     except OSError:
         return None
+
+
+def _bundled_env_modes():
+    for env_id, path in sorted(agentenv.register_envs().items()):
+        task = load_task(path)
+        for mode in (["single_shot"] if task.supports_single_shot else []) + ["agentic"]:
+            yield pytest.param(path, mode, id=f"{task.task_id}-{mode}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path,mode", list(_bundled_env_modes()))
+def test_check_env_passes_for_every_bundled_task(path, mode):
+    env = CodingEnv(path, mode=mode)
+    try:
+        check_env(env, skip_render_check=True)
+    finally:
+        env.close()

@@ -1,0 +1,56 @@
+"""Runtimes: real interpreters, content-addressed dependency environments built once."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import agentenv
+from agentenv._spec import EnvironmentConfig
+
+BUILD = '''
+import json, logging, sys
+logging.basicConfig(level=logging.INFO, format="%(message)s")
+import agentenv
+from agentenv._spec import EnvironmentConfig
+env = agentenv.registry().runtime_for("python3").prepare(EnvironmentConfig("python3", ("pytest-json-report==1.5.0", "pytest==8.3.5")))
+print(json.dumps(dict(env.fingerprint)))
+'''
+
+
+def test_concurrent_builds_of_one_environment_build_it_once(tmp_path):
+    env = {**os.environ, "AGENTENV_CACHE": str(tmp_path)}
+    procs = [subprocess.Popen([sys.executable, "-c", BUILD], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for _ in range(3)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1][-1500:] for o in outs]
+    fingerprints = [json.loads(o[0].strip().splitlines()[-1]) for o in outs]
+    assert len({f["hash"] for f in fingerprints}) == 1
+    builds = sum(o[1].count("building runtime") for o in outs)
+    assert builds == 1, [o[1] for o in outs]
+    envs = [d for d in os.listdir(tmp_path / "runtimes") if not d.endswith(".lock")]
+    assert envs == [fingerprints[0]["hash"]]
+    assert fingerprints[0]["packages"]["pytest"] == "8.3.5" and fingerprints[0]["dependencies"] == [
+        "pytest-json-report==1.5.0", "pytest==8.3.5"]
+
+
+def test_the_environment_holds_only_the_declared_dependencies():
+    env = agentenv.registry().runtime_for("python3.11").prepare(EnvironmentConfig("python3.11", ("pytest==8.3.5",)))
+    packages = set(env.fingerprint["packages"])
+    assert "pytest" in packages and "gymnasium" not in packages and "hypothesis" not in packages
+    assert env.fingerprint["python"].startswith("3.11.")
+
+
+def test_another_python_version_resolves_when_installed():
+    try:
+        env = agentenv.registry().runtime_for("python3.12").prepare(EnvironmentConfig("python3.12"))
+    except agentenv.RuntimeBuildError as exc:
+        pytest.skip(f"no python3.12 on this host: {exc}")
+    assert env.fingerprint["python"].startswith("3.12.")
+
+
+def test_shell_runtime_has_bash_and_python():
+    env = agentenv.registry().runtime_for("shell").prepare(EnvironmentConfig("shell", ("pytest==8.3.5",)))
+    assert env.shell == "/bin/bash" and env.fingerprint["bash"].startswith("5.")
