@@ -18,6 +18,7 @@ import jsonschema
 
 from ._errors import TaskSpecError, Violation, did_you_mean
 from ._sandbox import DEFAULT_ROOT, Limits
+from ._sources import SDIST_SCHEMA, Sdist
 
 PLACEHOLDER = "<model_generated_code>"
 SCHEMA_ID = "https://agentenv.dev/schemas/task.schema.json"
@@ -43,14 +44,20 @@ class FileSet:
     directory: str | None = None  # as written (relative to the task file)
     files: Mapping[str, str] = field(default_factory=dict)
     base_dir: str = field(default=".", compare=False)  # the task file's directory
+    #: files of a pinned source distribution (agentenv._sources.Sdist), fetched and cached on first read
+    sdist: Any = field(default=None, kw_only=True)
 
     @property
     def host_directory(self) -> str | None:
         return None if self.directory is None else os.path.normpath(os.path.join(self.base_dir, self.directory))
 
     def read(self) -> dict[str, bytes]:
-        """Relative path -> content; inline files win over the directory's."""
+        """Relative path -> content; inline files win over the directory's, which win over the sdist's."""
         out: dict[str, bytes] = {}
+        if self.sdist is not None:
+            from ._sources import sdist_files
+
+            out.update(sdist_files(self.sdist, source=self.base_dir))
         root = self.host_directory
         if root:
             for dirpath, dirnames, filenames in os.walk(root):
@@ -66,6 +73,8 @@ class FileSet:
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {}
+        if self.sdist is not None:
+            doc["sdist"] = self.sdist.to_json()
         if self.directory is not None:
             doc["directory"] = self.directory
         if self.files:
@@ -246,6 +255,7 @@ def _fileset_schema(with_root: bool = False) -> dict[str, Any]:
                       "description": "a directory, relative to the task file, whose files are copied"},
         "files": {"type": "object", "additionalProperties": {"type": "string"},
                   "description": "relative path -> file content"},
+        "sdist": SDIST_SCHEMA,
     }
     if with_root:
         props["root"] = {"type": "string", "pattern": "^/[^\\0]*$", "default": DEFAULT_ROOT,
@@ -449,14 +459,16 @@ def _build(doc: dict[str, Any], source: str, base_dir: str, suite: str | None) -
         section = doc.get(key)
         if section is None:
             return None
-        return FileSet(section.get("directory"), dict(section.get("files", {})), base_dir)
+        return FileSet(section.get("directory"), dict(section.get("files", {})), base_dir,
+                       sdist=Sdist.from_json(section["sdist"]) if "sdist" in section else None)
 
     return TaskSpec(
         task_id=doc["task_id"],
         version=doc.get("version", 0),
         description=doc.get("description", ""),
         environment=EnvironmentConfig(env["runtime"], tuple(env.get("dependencies", ())), dict(env.get("env", {}))),
-        workspace=Workspace(ws.get("directory"), dict(ws.get("files", {})), base_dir, ws.get("root", DEFAULT_ROOT)),
+        workspace=Workspace(ws.get("directory"), dict(ws.get("files", {})), base_dir, ws.get("root", DEFAULT_ROOT),
+                            sdist=Sdist.from_json(ws["sdist"]) if "sdist" in ws else None),
         protected_paths=tuple(doc.get("protected_paths", DEFAULT_PROTECTED)),
         hidden_files=fileset("hidden_files"),
         execution_steps=tuple(dict(s) for s in doc["execution_steps"]),

@@ -9,4 +9,5 @@ DEFAULT_PLUGINS = (
     "agentenv.builtin.suites",
     "agentenv.builtin.agents",
     "agentenv.builtin.cli",
+    "agentenv.builtin.suites_cli",
 )

@@ -1,0 +1,365 @@
+"""Importing problem sets into task suites: the HumanEval format (``agentenv import humaneval``).
+
+A HumanEval-format file holds one JSON object a line (optionally gzip-compressed) with ``task_id``,
+``prompt``, ``canonical_solution``, ``test`` and ``entry_point``. Each record becomes one task:
+
+* single-shot, the action is the *completion*: the task's step writes ``prompt + completion`` to
+  ``/app/solution.py``, exactly the concatenation the format's harness executes; agentic, the
+  agent edits ``solution.py`` (which starts as the prompt) and submits;
+* the score is 1 when ``solution + "\\n" + test + "\\n" + f"check({entry_point})"`` runs without an
+  exception within the per-problem timeout, else 0. The judging script (a hidden file, never in
+  the agent's workspace) decides the way the format's own harness does: in a forked child, in a
+  fresh temporary directory, with the same destructive functions disabled, stdout/stderr swallowed
+  and stdin unreadable, a ``SIGALRM`` time limit, and the child killed one second after it; no
+  verdict from the child (it hung, or called ``os._exit``) counts as a timeout, so as a failure;
+* the reference solution is ``prompt + canonical_solution``.
+
+Task ids are ``<suite>.<task_id>`` with every character outside ``[A-Za-z0-9_.]`` replaced by
+``_`` (``HumanEval/0`` -> ``humaneval.HumanEval_0``); a clash after that gets a suffix from the
+original id's hash, so the same file always yields the same ids. A bad record is reported with its
+line number and skipped; the others are still imported.
+"""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from ._errors import AgentEnvError
+from ._spec import DEFAULT_PROTECTED, PLACEHOLDER
+
+FIELDS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
+HARNESS_DIR = ".humaneval"
+DEFAULT_TIMEOUT_S = 3.0  # what the format's evaluate_functional_correctness uses
+SOLUTION = "solution.py"
+PROBLEMS_DIR = "problems"  # task files live below the suite, away from suite.json
+
+# The judge. It runs inside the sandbox; it is data written into every task, so it imports only the
+# standard library. The sequence (fork, tempdir, guard, swallow_io, time_limit, exec, BaseException)
+# mirrors the format's harness so that verdicts agree.
+HARNESS = r'''"""Decide a HumanEval-format verdict for one solution file; exit 0 iff it passed."""
+import builtins
+import contextlib
+import faulthandler
+import io
+import json
+import os
+import select
+import signal
+import sys
+import tempfile
+import time
+
+
+class TimeLimitReached(Exception):
+    pass
+
+
+class _WriteOnly(io.StringIO):
+    def read(self, *args, **kwargs):
+        raise IOError
+
+    def readline(self, *args, **kwargs):
+        raise IOError
+
+    def readlines(self, *args, **kwargs):
+        raise IOError
+
+    def readable(self, *args, **kwargs):
+        return False
+
+
+class _redirect_stdin(contextlib._RedirectStream):
+    _stream = "stdin"
+
+
+@contextlib.contextmanager
+def _time_limit(seconds):
+    def on_alarm(signum, frame):
+        raise TimeLimitReached("Timed out!")
+
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.signal(signal.SIGALRM, on_alarm)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+_DISABLED = {
+    "os": ("kill system putenv remove removedirs rmdir fchdir setuid fork forkpty killpg rename renames "
+           "truncate replace unlink fchmod fchown chmod chown chroot lchflags lchmod lchown getcwd chdir"),
+    "shutil": "rmtree move chown",
+}
+
+
+def _guard():
+    # Destructive calls fail in the judged code as they do under the format's own harness.
+    faulthandler.disable()
+    builtins.exit = None
+    builtins.quit = None
+    builtins.help = None
+    os.environ["OMP_NUM_THREADS"] = "1"
+    import shutil
+    import subprocess
+
+    modules = {"os": os, "shutil": shutil}
+    for module, names in _DISABLED.items():
+        for name in names.split():
+            setattr(modules[module], name, None)
+    subprocess.Popen = None
+    for name in ("ipdb", "joblib", "resource", "psutil", "tkinter"):
+        sys.modules[name] = None
+
+
+def _judge(program, timeout):
+    os.chdir(tempfile.mkdtemp(prefix="humaneval-"))
+    _guard()
+    stream = _WriteOnly()
+    try:
+        with contextlib.redirect_stdout(stream), contextlib.redirect_stderr(stream), _redirect_stdin(stream):
+            with _time_limit(timeout):
+                exec(program, {})
+        return "passed"
+    except TimeLimitReached:
+        return "timed out"
+    except BaseException as exc:
+        return "failed: %s" % (exc,)
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "problem.json"), encoding="utf-8") as f:
+        problem = json.load(f)
+    with open(sys.argv[1], encoding="utf-8") as f:
+        solution = f.read()
+    program = solution + "\n" + problem["test"] + "\n" + "check(%s)" % problem["entry_point"]
+    timeout = float(problem["timeout_s"])
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        try:
+            verdict = _judge(program, timeout)
+        except BaseException as exc:
+            verdict = "failed: %s" % (exc,)
+        os.write(write_end, verdict.encode("utf-8", "replace")[:4000])
+        os._exit(0)
+    os.close(write_end)
+    deadline = time.monotonic() + timeout + 1
+    data = b""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([read_end], [], [], left)[0]:
+            break
+        chunk = os.read(read_end, 65536)
+        if not chunk:
+            break
+        data += chunk
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    os.waitpid(pid, 0)
+    verdict = data.decode("utf-8", "replace") or "timed out"
+    print("%s: %s" % (problem["task_id"], verdict))
+    sys.exit(0 if verdict == "passed" else 1)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+class ProblemFileError(AgentEnvError):
+    """A problem file could not be read at all (a bad record is reported, not raised)."""
+
+
+@dataclass(frozen=True)
+class BadRecord:
+    file: str
+    line: int
+    field: str | None
+    problem: str
+    fix: str
+
+    def __str__(self) -> str:
+        where = f"field {self.field!r}: " if self.field else ""
+        return f"{self.file}:{self.line}: {where}{self.problem}; {self.fix}"
+
+
+@dataclass
+class ImportReport:
+    written: list[str] = field(default_factory=list)  # task files
+    bad: list[BadRecord] = field(default_factory=list)
+    suite_file: str | None = None
+
+
+def gym_name(raw: str) -> str:
+    """A valid task-id component for *raw*: ``[A-Za-z0-9_.]``, starting with a letter or digit."""
+    name = re.sub(r"[^A-Za-z0-9_.]", "_", raw).strip("._") or "task"
+    if not name[0].isalnum():
+        name = "t" + name
+    return name[:80]
+
+
+def _unique(name: str, raw: str, taken: set[str]) -> str:
+    if name not in taken:
+        return name
+    return f"{name}_{hashlib.sha1(raw.encode()).hexdigest()[:8]}"
+
+
+def read_records(path: str) -> Iterator[tuple[int, str]]:
+    """(line number, text) of every non-blank line of a .jsonl or .jsonl.gz file."""
+    try:
+        raw = gzip.open(path, "rb").read() if path.endswith(".gz") else open(path, "rb").read()
+    except (OSError, EOFError) as exc:
+        raise ProblemFileError(f"{path}: cannot read the problem file: {exc}") from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProblemFileError(f"{path}: not UTF-8 text (byte {exc.start}); a HumanEval file is JSON lines") from exc
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            yield number, line
+
+
+def check_record(doc: Any, path: str, line: int) -> BadRecord | None:
+    """Why *doc* is not a usable HumanEval record, or None."""
+    def bad(field_name, problem, fix):
+        return BadRecord(os.path.basename(path), line, field_name, problem, fix)
+
+    if not isinstance(doc, dict):
+        return bad(None, f"a record is a JSON object, found {type(doc).__name__}",
+                   f"write one object per line with {', '.join(FIELDS)}")
+    for name in FIELDS:
+        if name not in doc:
+            return bad(name, "missing", f"every record needs {', '.join(FIELDS)}")
+        if not isinstance(doc[name], str) or (name in ("task_id", "entry_point", "test") and not doc[name].strip()):
+            return bad(name, f"expected a non-empty string, found {doc[name]!r:.60}", "give it as a JSON string")
+    if not doc["entry_point"].isidentifier():
+        return bad("entry_point", f"{doc['entry_point']!r} is not a Python identifier",
+                   "name the function that check() receives")
+    try:
+        tree = ast.parse(doc["prompt"] + doc["canonical_solution"])
+    except SyntaxError as exc:
+        return bad("canonical_solution", f"prompt + canonical_solution does not compile: {exc.msg} (line {exc.lineno})",
+                   "the canonical solution must complete the prompt into valid Python")
+    if not any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == doc["entry_point"]
+               or isinstance(n, ast.Assign) and any(getattr(t, "id", None) == doc["entry_point"] for t in n.targets)
+               for n in tree.body):
+        return bad("entry_point", f"{doc['entry_point']!r} is not defined by prompt + canonical_solution",
+                   "use the name of the function the prompt defines")
+    try:
+        test_tree = ast.parse(doc["test"])
+    except SyntaxError as exc:
+        return bad("test", f"does not compile: {exc.msg} (line {exc.lineno})", "fix the test code")
+    if not any(isinstance(n, ast.FunctionDef) and n.name == "check" for n in test_tree.body):
+        return bad("test", "defines no top-level function check(candidate)",
+                   "the format calls check(entry_point); define it in 'test'")
+    return None
+
+
+def humaneval_task(doc: dict[str, Any], task_id: str, *, timeout_s: float, runtime: str,
+                   source: str, line: int) -> dict[str, Any]:
+    """The task document for one HumanEval record."""
+    entry = doc["entry_point"]
+    problem = {"task_id": doc["task_id"], "entry_point": entry, "test": doc["test"], "timeout_s": timeout_s}
+    return {
+        "task_id": task_id,
+        "version": 0,
+        "description": (f"Complete the Python function `{entry}` in {SOLUTION} so that it does what its "
+                        "docstring says. Single-shot, your reply is appended to the prompt below (the "
+                        "HumanEval convention: send only the function body); hidden tests then call "
+                        f"`{entry}`."),
+        "environment_config": {"runtime": runtime, "dependencies": []},
+        "workspace": {"root": "/app", "files": {SOLUTION: doc["prompt"]}},
+        "protected_paths": [*DEFAULT_PROTECTED, f"{HARNESS_DIR}/**"],
+        "hidden_files": {"files": {f"{HARNESS_DIR}/check.py": HARNESS,
+                                   f"{HARNESS_DIR}/problem.json": json.dumps(problem, indent=1) + "\n"}},
+        "execution_steps": [
+            {"action": "overwrite_file", "path": f"/app/{SOLUTION}", "content": doc["prompt"] + PLACEHOLDER},
+            {"action": "run_command", "command": f"python /app/{HARNESS_DIR}/check.py /app/{SOLUTION}",
+             "timeout_s": timeout_s + 10},
+        ],
+        "reward_logic": {"type": "composite", "rules": [
+            {"metric": "command_succeeded", "weight": 1.0, "aggregation": "last"}]},
+        "limits": {"wall_time_s": timeout_s + 20, "memory_mb": 1024},
+        "max_rounds": 10,
+        "reference_solution": {"files": {SOLUTION: doc["prompt"] + doc["canonical_solution"]}},
+        "tags": ["humaneval", "function-completion"],
+        "expected_duration_s": 1.0,
+        "metadata": {"format": "humaneval", "original_task_id": doc["task_id"], "entry_point": entry,
+                     "source_file": os.path.basename(source), "source_line": line, "timeout_s": timeout_s},
+    }
+
+
+def _is_imported(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f).get("metadata", {}).get("format") == "humaneval"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def import_humaneval(path: str, out: str, *, suite: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
+                     runtime: str = "python3.11", progress: Any = None) -> ImportReport:
+    """Write one task file per good record of *path* into the suite directory *out*.
+
+    Every task is validated (``parse_task``) before it is written. Bad records are collected in the
+    report with their line numbers. ``suite.json`` is (re)written with the suite's name.
+    """
+    from ._spec import parse_task
+
+    suite = gym_name(suite or os.path.basename(os.path.normpath(out)))
+    report = ImportReport()
+    taken: set[str] = set()
+    seen: dict[str, int] = {}
+    docs: list[tuple[str, dict[str, Any]]] = []
+    for line, text in read_records(path):
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            report.bad.append(BadRecord(os.path.basename(path), line, None, f"not valid JSON: {exc.msg} at column "
+                                        f"{exc.colno}", "write one complete JSON object per line"))
+            continue
+        problem = check_record(doc, path, line)
+        if problem is None and doc["task_id"] in seen:
+            problem = BadRecord(os.path.basename(path), line, "task_id", f"{doc['task_id']!r} already appears on line "
+                                f"{seen[doc['task_id']]}", "give every record its own task_id")
+        if problem is not None:
+            report.bad.append(problem)
+            continue
+        seen[doc["task_id"]] = line
+        name = _unique(gym_name(doc["task_id"]), doc["task_id"], taken)
+        taken.add(name)
+        task = humaneval_task(doc, f"{suite}.{name}", timeout_s=timeout_s, runtime=runtime, source=path, line=line)
+        parse_task(task, source=f"{path}:{line}")  # a record that passed the checks must make a valid task
+        docs.append((name, task))
+    problems_dir = os.path.join(out, PROBLEMS_DIR)
+    os.makedirs(problems_dir, exist_ok=True)
+    for old in os.listdir(problems_dir):  # a re-import replaces the previous one, not adds to it
+        full = os.path.join(problems_dir, old)
+        if old.endswith(".json") and _is_imported(full):
+            os.remove(full)
+    for i, (name, task) in enumerate(docs, 1):
+        target = os.path.join(problems_dir, f"{name}.json")
+        with open(target, "w", encoding="utf-8") as f:
+            json.dump(task, f, indent=1, ensure_ascii=False)
+            f.write("\n")
+        report.written.append(target)
+        if progress:
+            progress(i, len(docs), target)
+    report.suite_file = os.path.join(out, "suite.json")
+    with open(report.suite_file, "w") as f:
+        json.dump({"name": suite, "version": "1.0.0",
+                   "description": f"HumanEval-format problems imported from {os.path.basename(path)}",
+                   "tasks": [f"{PROBLEMS_DIR}/*.json"]}, f, indent=1)
+        f.write("\n")
+    return report

@@ -1,0 +1,212 @@
+"""The HumanEval-format importer: ids, bad records, and verdicts that agree with the format's harness."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from agentenv import CodingEnv, load_task
+from agentenv._cli import main
+from agentenv._importers import ProblemFileError, gym_name, import_humaneval
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURE = os.path.join(HERE, "fixtures", "humaneval_mini.jsonl")
+SAMPLES = os.path.join(HERE, "fixtures", "humaneval_mini_samples.jsonl")
+BUNDLED = os.path.join(os.path.dirname(HERE), "tasks", "humaneval_mini")
+TIMEOUT = 1.0  # short per-problem limit, so the hanging samples cost little
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+    out = str(tmp_path_factory.mktemp("he") / "humaneval_mini")
+    report = import_humaneval(FIXTURE, out, timeout_s=TIMEOUT)
+    return out, report
+
+
+def test_good_records_become_valid_tasks_bad_ones_are_reported_by_line(imported):
+    out, report = imported
+    ids = sorted(load_task(p).task_id for p in report.written)
+    assert ids == ["humaneval_mini.MiniEval_0", "humaneval_mini.MiniEval_1", "humaneval_mini.MiniEval_2",
+                   "humaneval_mini.MiniEval_3", "humaneval_mini.Mini_Eval_4_v2"]
+    assert [b.line for b in report.bad] == [3, 7, 8, 9, 10]
+    messages = [str(b) for b in report.bad]
+    assert messages[0].startswith("humaneval_mini.jsonl:3: not valid JSON")
+    assert "field 'test': missing" in messages[1]
+    assert "field 'entry_point'" in messages[2] and "'g' is not defined" in messages[2]
+    assert "already appears on line 1" in messages[3]
+    assert "check(candidate)" in messages[4]
+    suite = json.load(open(os.path.join(out, "suite.json")))
+    assert suite["name"] == "humaneval_mini"
+
+
+def test_the_cli_reports_bad_records_and_exits_1(tmp_path, capsys):
+    rc = main(["import", "humaneval", FIXTURE, "--out", str(tmp_path / "he")])
+    captured = capsys.readouterr()
+    assert rc == 1
+    assert "imported 5 task(s)" in captured.out and "5 bad record(s)" in captured.out
+    assert "humaneval_mini.jsonl:8: field 'entry_point'" in captured.err
+
+
+def test_a_clean_gzipped_file_imports_with_exit_0(tmp_path, capsys):
+    good = [line for line in open(FIXTURE) if '"MiniEval/0"' in line][:1]
+    path = tmp_path / "one.jsonl.gz"
+    with gzip.open(path, "wt") as f:
+        f.writelines(good)
+    assert main(["import", "humaneval", str(path), "--out", str(tmp_path / "gz"), "--name", "gz"]) == 0
+    assert os.listdir(tmp_path / "gz" / "problems") == ["MiniEval_0.json"]
+
+
+def test_an_unreadable_file_is_an_agentenv_error(tmp_path, capsys):
+    with pytest.raises(ProblemFileError, match="cannot read the problem file"):
+        import_humaneval(str(tmp_path / "missing.jsonl"), str(tmp_path / "x"))
+    assert main(["import", "humaneval", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "x")]) == 1
+    assert "agentenv: error:" in capsys.readouterr().err
+
+
+def test_ids_are_valid_gym_names_and_deterministic(tmp_path):
+    assert gym_name("HumanEval/0") == "HumanEval_0"
+    assert gym_name("Mini Eval/4-v2") == "Mini_Eval_4_v2"
+    assert gym_name("/weird/") == "weird"
+    lines = [json.dumps({"task_id": tid, "entry_point": "f", "prompt": "def f():\n", "canonical_solution": "    return 1\n",
+                         "test": "def check(c):\n    assert c() == 1\n"}) for tid in ("a/b", "a_b", "a b")]
+    (tmp_path / "p.jsonl").write_text("\n".join(lines) + "\n")
+    first = import_humaneval(str(tmp_path / "p.jsonl"), str(tmp_path / "one"), suite="s")
+    second = import_humaneval(str(tmp_path / "p.jsonl"), str(tmp_path / "two"), suite="s")
+    names = [os.path.basename(p) for p in first.written]
+    assert len(set(names)) == 3 and names[0] == "a_b.json"
+    assert names == [os.path.basename(p) for p in second.written]
+    for a, b in zip(first.written, second.written):
+        assert open(a).read() == open(b).read()
+
+
+def test_the_bundled_suite_is_the_import_of_the_fixture(tmp_path):
+    report = import_humaneval(FIXTURE, str(tmp_path / "humaneval_mini"))
+    for path in report.written:
+        bundled = os.path.join(BUNDLED, "problems", os.path.basename(path))
+        assert open(path).read() == open(bundled).read(), f"re-run: agentenv import humaneval {FIXTURE} --out {BUNDLED}"
+
+
+# ---------------------------------------------------------------- the format's own decision
+
+_OFFICIAL = r'''
+import contextlib, faulthandler, io, json, os, shutil, signal, subprocess, sys, builtins, tempfile
+job = json.load(sys.stdin)
+real_stdout = os.dup(1)
+
+class Timeout(Exception):
+    pass
+
+class NoRead(io.StringIO):
+    def read(self, *a, **k): raise IOError
+    def readline(self, *a, **k): raise IOError
+    def readlines(self, *a, **k): raise IOError
+    def readable(self, *a, **k): return False
+
+def alarm(signum, frame):
+    raise Timeout()
+
+os.chdir(tempfile.mkdtemp())
+faulthandler.disable()
+builtins.exit = builtins.quit = None
+for name in ("kill system putenv remove removedirs rmdir fchdir setuid fork forkpty killpg rename renames truncate "
+             "replace unlink fchmod fchown chmod chown chroot lchflags lchmod lchown getcwd chdir").split():
+    setattr(os, name, None)
+shutil.rmtree = shutil.move = shutil.chown = None
+subprocess.Popen = None
+program = job["prompt"] + job["completion"] + "\n" + job["test"] + "\n" + "check(%s)" % job["entry_point"]
+stream = NoRead()
+try:
+    with contextlib.redirect_stdout(stream), contextlib.redirect_stderr(stream):
+        sys.stdin = stream
+        signal.signal(signal.SIGALRM, alarm)
+        signal.setitimer(signal.ITIMER_REAL, job["timeout"])
+        try:
+            exec(program, {})
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    verdict = "passed"
+except Timeout:
+    verdict = "timed out"
+except BaseException as exc:
+    verdict = "failed"
+os.write(real_stdout, ("VERDICT " + job["nonce"] + " " + verdict + "\n").encode())
+'''
+
+
+def official_verdict(problem: dict, completion: str, timeout: float) -> str:
+    """The format's decision, re-implemented: run prompt + completion + test + check(entry_point) in a
+    separate process with a time limit; it passed iff no exception was raised. No verdict in time
+    (a hang, os._exit) counts as a timeout."""
+    nonce = os.urandom(8).hex()
+    job = {**problem, "completion": completion, "timeout": timeout, "nonce": nonce}
+    try:
+        out = subprocess.run([sys.executable, "-I", "-c", _OFFICIAL], input=json.dumps(job), capture_output=True,
+                             text=True, timeout=timeout + 1)
+    except subprocess.TimeoutExpired:
+        return "timed out"
+    for line in out.stdout.splitlines():
+        if line.startswith(f"VERDICT {nonce} "):
+            return line.split(" ", 2)[2]
+    return "timed out"
+
+
+def test_verdicts_match_the_format_harness_for_every_sample(imported):
+    out, report = imported
+    problems = {}
+    for line in open(FIXTURE):
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            continue
+        problems.setdefault(doc["task_id"], doc)
+    tasks = {load_task(p).metadata["original_task_id"]: load_task(p) for p in report.written}
+    samples = [json.loads(line) for line in open(SAMPLES)]
+    assert {s["expected"] for s in samples} == {"passed", "failed", "timed out"}
+    envs: dict[str, CodingEnv] = {}
+    mismatches = []
+    try:
+        for sample in samples:
+            tid = sample["task_id"]
+            if tid not in envs:
+                envs[tid] = CodingEnv(tasks[tid], mode="single_shot")
+            env = envs[tid]
+            env.reset()
+            _, reward, terminated, _, info = env.step(sample["completion"])
+            assert terminated and not info["reward_masked"], info["infra_error"]
+            official = official_verdict(problems[tid], sample["completion"], TIMEOUT)
+            ours = "passed" if reward == 1.0 else "not passed"
+            theirs = "passed" if official == "passed" else "not passed"
+            expected = "passed" if sample["expected"] == "passed" else "not passed"
+            if not ours == theirs == expected or official != sample["expected"]:
+                mismatches.append((tid, sample["completion"], reward, official, sample["expected"]))
+    finally:
+        for env in envs.values():
+            env.close()
+    assert not mismatches
+
+
+def test_agentic_mode_judges_the_edited_solution_file(imported):
+    out, report = imported
+    task = load_task([p for p in report.written if p.endswith("MiniEval_2.json")][0])
+    env = CodingEnv(task, mode="agentic")
+    try:
+        obs, _ = env.reset()
+        assert "solution.py" in obs["prompt"] and ".humaneval" not in obs["prompt"]  # the tests stay hidden
+        listing = env.step({"action": "list_files"})[0]["output"]
+        assert ".humaneval" not in listing
+        code = task.reference_files()["solution.py"]
+        env.step({"action": "overwrite_file", "path": "solution.py", "content": code})
+        # a fake judge planted by the agent is replaced by the real one before scoring
+        env.step({"action": "overwrite_file", "path": ".humaneval/check.py", "content": "raise SystemExit(0)\n"})
+        _, reward, terminated, _, info = env.step({"action": "submit"})
+        assert terminated and reward == 1.0
+        env.reset()
+        env.step({"action": "overwrite_file", "path": ".humaneval/check.py", "content": "raise SystemExit(0)\n"})
+        assert env.step({"action": "submit"})[1] == 0.0
+    finally:
+        env.close()
