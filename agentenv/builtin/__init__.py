@@ -10,4 +10,6 @@ DEFAULT_PLUGINS = (
     "agentenv.builtin.agents",
     "agentenv.builtin.cli",
     "agentenv.builtin.suites_cli",
+    "agentenv.builtin.agents_extra",
+    "agentenv.builtin.evaluation",
 )

@@ -1,0 +1,506 @@
+"""The evaluation harness behind ``agentenv eval``: N episodes per task, W concurrent sandboxes.
+
+Each worker is a thread that owns its own :class:`CodingEnv` (the sandbox backend is thread-safe
+and forks from its own zygote, never from this process). Episodes are written to
+``trajectories.jsonl`` whole, under a lock, each followed by one ``episode`` record; so the file is
+usable after a Ctrl-C at any point, and ``--resume`` redoes exactly the (task, sample) pairs that
+have no ``episode`` record. The first line is a ``run`` record: a resumed run must match it.
+
+An infrastructure failure (``info["reward_masked"]``, or an :class:`InfrastructureError` from the
+agent) is retried; when it persists the episode counts under the cause ``infrastructure`` and is
+left out of every score. Every other exception from an agent is the agent's failure
+(``agent_error``) and scores 0.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import math
+import os
+import queue
+import sys
+import threading
+import time
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from ._errors import AgentEnvError, InfrastructureError
+from ._spec import TaskSpec
+from ._suites import Suite
+
+RESULT_SCHEMA = "agentenv.result/1"
+TRAJECTORY_SCHEMA = "agentenv.trajectory/1"
+CAUSES = ("infrastructure", "agent_error", "unsolved", "max_rounds")
+
+
+class EvalError(AgentEnvError):
+    """An evaluation cannot start or continue (bad arguments, an output folder from another run)."""
+
+
+# --------------------------------------------------------------------------- statistics
+
+def pass_at_k(n: int, c: int, k: int) -> float | None:
+    """Unbiased pass@k (Chen et al. 2021): 1 - C(n-c, k) / C(n, k); None when n < k."""
+    if n < k or k < 1:
+        return None
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def _mean(values: Iterable[float]) -> float | None:
+    values = list(values)
+    return sum(values) / len(values) if values else None
+
+
+# --------------------------------------------------------------------------- configuration
+
+@dataclass
+class EvalConfig:
+    suite: Suite
+    agent: str
+    out: str
+    samples: int = 1
+    ks: tuple[int, ...] = (1,)
+    workers: int = 1
+    backend: Any = "auto"  # a backend name, or a SandboxBackend instance (Python API)
+    mode: str | None = None  # None: single_shot when the task has a placeholder, else agentic
+    reward_mode: str = "terminal"
+    retries: int = 2
+    seed: int = 0
+    tasks: tuple[str, ...] = ()  # task-id glob patterns; empty = every task
+    resume: bool = False
+    progress: bool = True
+
+    def validate(self) -> None:
+        if self.samples < 1:
+            raise EvalError(f"--samples must be at least 1, not {self.samples}")
+        if self.workers < 1:
+            raise EvalError(f"--workers must be at least 1, not {self.workers}")
+        if not self.ks or min(self.ks) < 1:
+            raise EvalError(f"-k takes positive integers such as 1,5,10, not {','.join(map(str, self.ks))}")
+        if max(self.ks) > self.samples:
+            raise EvalError(f"pass@{max(self.ks)} needs at least {max(self.ks)} samples per task; "
+                            f"raise --samples to {max(self.ks)} or drop k={max(self.ks)} from -k")
+        if self.retries < 0:
+            raise EvalError("--retries must be 0 or more")
+
+
+def task_mode(task: TaskSpec, mode: str | None) -> str:
+    if mode is None:
+        return "single_shot" if task.single_shot_path else "agentic"
+    if mode == "single_shot" and not task.single_shot_path:
+        raise EvalError(f"task {task.task_id} ({task.source}) has no <model_generated_code> step, so it cannot "
+                        "run with --mode single_shot; use --mode agentic or leave --mode out")
+    return mode
+
+
+def episode_seed(base: int, task_id: str, sample: int) -> int:
+    return (base * 1_000_003 + zlib.crc32(f"{task_id}#{sample}".encode())) % (2 ** 31)
+
+
+# --------------------------------------------------------------------------- the trajectories file
+
+def read_jsonl(path: str) -> list[dict[str, Any]]:
+    """Every complete record of *path*; a last line cut short by an interruption is skipped."""
+    records = []
+    if not os.path.exists(path):
+        return records
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            if number >= len(lines) - 1:
+                continue
+            raise EvalError(f"{path}:{number}: not a JSON line; the file is damaged (move it away to start over)")
+    return records
+
+
+class TrajectoryWriter:
+    """Appends whole episodes (one write, flushed) so a Ctrl-C never leaves half an episode."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.lock = threading.Lock()
+        self._repair()
+        self.file = open(path, "a", encoding="utf-8")
+
+    def _repair(self) -> None:
+        # A line cut short by a kill would glue onto the next append: drop it.
+        if not os.path.exists(self.path) or os.path.getsize(self.path) == 0:
+            return
+        with open(self.path, "rb+") as f:
+            data = f.read()
+            if data.endswith(b"\n"):
+                return
+            f.truncate(data.rfind(b"\n") + 1)
+
+    def write(self, records: Sequence[dict[str, Any]]) -> None:
+        text = "".join(json.dumps(r) + "\n" for r in records)
+        with self.lock:
+            self.file.write(text)
+            self.file.flush()
+            os.fsync(self.file.fileno())
+
+    def close(self) -> None:
+        self.file.close()
+
+
+# --------------------------------------------------------------------------- progress
+
+class Progress:
+    """One status line on stderr: done / running / failed, episodes per second, ETA."""
+
+    def __init__(self, total: int, already: int, enabled: bool, stream=None):
+        self.total, self.already = total, already
+        self.enabled = enabled
+        self.stream = stream or sys.stderr
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.start = time.monotonic()
+        self.done = self.failed = self.infra = self.running = self.retried = 0
+        self.lock = threading.Lock()
+        self._last_print = 0.0
+
+    def line(self) -> str:
+        elapsed = time.monotonic() - self.start
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        left = self.total - self.already - self.done
+        eta = f"{int(left / rate) // 60}:{int(left / rate) % 60:02d}" if rate > 0 else "?"
+        return (f"[eval] {self.already + self.done}/{self.total} done, {self.running} running, "
+                f"{self.failed} failed, {self.infra} infra ({self.retried} retried) | {rate:.2f} ep/s | ETA {eta}")
+
+    def update(self, final: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not final and not self.tty and now - self._last_print < 2.0:
+            return  # a log file gets a line every 2 s, not a line per refresh
+        self._last_print = now
+        end = "\n" if final or not self.tty else ""
+        self.stream.write(("\r\x1b[K" if self.tty else "") + self.line() + end)
+        self.stream.flush()
+
+
+# --------------------------------------------------------------------------- the run
+
+@dataclass
+class Job:
+    task: TaskSpec
+    mode: str
+    sample: int
+
+
+@dataclass
+class EvalOutcome:
+    results: dict[str, Any]
+    episodes_run: int
+    interrupted: bool = False
+    paths: dict[str, str] = field(default_factory=dict)
+
+
+def _run_record(config: EvalConfig, run_id: str) -> dict[str, Any]:
+    from . import __version__
+
+    backend = config.backend if isinstance(config.backend, str) else config.backend.name
+    return {"type": "run", "schema": TRAJECTORY_SCHEMA, "run_id": run_id, "time": time.time(),
+            "agentenv_version": __version__, "agent": config.agent,
+            "suite": {"name": config.suite.name, "version": config.suite.version},
+            "mode": config.mode, "reward_mode": config.reward_mode, "backend": backend, "seed": config.seed}
+
+
+def _check_resumable(path: str, previous: dict[str, Any], current: dict[str, Any]) -> None:
+    for key in ("agent", "mode", "reward_mode", "seed"):
+        if previous.get(key) != current.get(key):
+            raise EvalError(f"{path} was written by a run with {key}={previous.get(key)!r}, this one has "
+                            f"{key}={current.get(key)!r}; use the same arguments to --resume, or another --out")
+    if previous.get("suite") != current.get("suite"):
+        raise EvalError(f"{path} holds suite {previous.get('suite')}, not {current.get('suite')}; "
+                        "use another --out for another suite (version)")
+
+
+def select_tasks(suite: Suite, patterns: Sequence[str]) -> list[TaskSpec]:
+    tasks = suite.load()
+    if patterns:
+        tasks = [t for t in tasks if any(fnmatch.fnmatchcase(t.task_id, p) for p in patterns)]
+        if not tasks:
+            raise EvalError(f"no task of suite {suite.name} matches --tasks {','.join(patterns)}")
+    if not tasks:
+        raise EvalError(f"suite {suite.name} ({suite.path}) has no tasks")
+    return tasks
+
+
+class _Worker:
+    """One thread's environment and agent, kept while consecutive jobs are on the same task."""
+
+    def __init__(self, config: EvalConfig, writer: TrajectoryWriter, run_id: str, progress: Progress,
+                 stop: threading.Event):
+        self.config, self.writer, self.run_id = config, writer, run_id
+        self.progress, self.stop = progress, stop
+        self.key: tuple[str, str] | None = None
+        self.env = None
+        self.agent = None
+
+    def _prepare(self, job: Job) -> None:
+        from ._env import CodingEnv
+        from ._runner import make_agent
+
+        if self.key == (job.task.task_id, job.mode):
+            return
+        self.release()
+        self.env = CodingEnv(job.task, backend=self.config.backend, mode=job.mode,
+                             reward_mode=self.config.reward_mode, trajectory=self._collect)
+        self.key = (job.task.task_id, job.mode)
+        self.agent = make_agent(self.config.agent, job.task, job.mode)
+
+    def release(self) -> None:
+        if self.agent is not None and hasattr(self.agent, "close"):
+            self.agent.close()
+        if self.env is not None:
+            self.env.close()
+        self.env = self.agent = self.key = None
+
+    def _collect(self, record: dict[str, Any]) -> None:
+        self.buffer.append({**record, "run_id": self.run_id, "sample": self.sample, "attempt": self.attempt})
+
+    def run(self, job: Job) -> dict[str, Any] | None:
+        """Play *job* (with retries); returns its ``episode`` record, or None when stopped."""
+        attempts = self.config.retries + 1
+        for attempt in range(attempts):
+            self.buffer: list[dict[str, Any]] = []
+            self.sample, self.attempt = job.sample, attempt
+            episode = self._attempt(job, attempt)
+            if episode is None:
+                return None
+            if episode["cause"] == "infrastructure" and attempt + 1 < attempts:
+                self.writer.write(self.buffer)  # kept for diagnosis; no episode record, so not scored
+                with self.progress.lock:
+                    self.progress.retried += 1
+                continue
+            self.writer.write(self.buffer + [episode])
+            return episode
+        return None  # unreachable: the last attempt always returns
+
+    def _attempt(self, job: Job, attempt: int) -> dict[str, Any] | None:
+        seed = episode_seed(self.config.seed, job.task.task_id, job.sample)
+        start = time.monotonic()
+        reward, rounds, info, error = 0.0, 0, {}, None
+        cause, truncated = None, False
+        try:
+            self._prepare(job)
+            obs, info = self.env.reset(seed=seed)
+            self.agent.reset(job.task, job.mode, seed)
+            done = bool(info.get("reward_masked"))
+            while not done:
+                if self.stop.is_set():
+                    return None
+                try:
+                    action = self.agent.act(obs, info)
+                except InfrastructureError:
+                    raise
+                except Exception as exc:
+                    cause, error = "agent_error", f"{type(exc).__name__}: {exc}"
+                    break
+                obs, r, terminated, truncated, info = self.env.step(action)
+                reward += r
+                rounds += 1
+                done = terminated or truncated
+        except InfrastructureError as exc:
+            cause, error = "infrastructure", f"{type(exc).__name__}: {exc}"
+            self.release()  # the next attempt starts from a new environment
+        if cause is None and info.get("reward_masked"):
+            cause, error = "infrastructure", info.get("infra_error")
+        success = cause is None and bool(info.get("success"))
+        if cause is None and not success:
+            cause = "max_rounds" if truncated else "unsolved"
+        if cause == "agent_error" and self.env is not None:
+            self.release()  # the episode is cut off mid-way: start the next one from a clean env
+        return {"type": "episode", "schema": TRAJECTORY_SCHEMA, "run_id": self.run_id,
+                "task_id": job.task.task_id, "env_id": job.task.env_id, "mode": job.mode, "sample": job.sample,
+                "attempt": attempt, "seed": seed, "time": time.time(), "success": success,
+                "reward": float(reward) if cause != "infrastructure" else 0.0,
+                "score": float(info.get("score", 0.0)) if cause not in ("infrastructure", "agent_error") else 0.0,
+                "rounds": rounds, "wall_time_s": round(time.monotonic() - start, 4),
+                "cause": cause, "error": error, "reward_masked": cause == "infrastructure",
+                "runtime": info.get("runtime") or {}, "backend": info.get("backend")}
+
+
+def run_eval(config: EvalConfig, on_progress: Callable[[Progress], None] | None = None) -> EvalOutcome:
+    """Run (or resume) an evaluation and write ``trajectories.jsonl`` and ``results.json`` in ``config.out``."""
+    import uuid
+
+    config.validate()
+    tasks = select_tasks(config.suite, config.tasks)
+    jobs_all = [Job(t, task_mode(t, config.mode), s) for t in tasks for s in range(config.samples)]
+    os.makedirs(config.out, exist_ok=True)
+    traj_path = os.path.join(config.out, "trajectories.jsonl")
+    results_path = os.path.join(config.out, "results.json")
+    run_id = uuid.uuid4().hex[:12]
+    header = _run_record(config, run_id)
+    previous = read_jsonl(traj_path)
+    if previous and not config.resume:
+        raise EvalError(f"{traj_path} already holds a run; pass --resume to finish it, or choose another --out")
+    done_keys: set[tuple[str, int]] = set()
+    if previous:
+        runs = [r for r in previous if r.get("type") == "run"]
+        if runs:
+            _check_resumable(traj_path, runs[0], header)
+        done_keys = {(r["task_id"], r["sample"]) for r in previous if r.get("type") == "episode"}
+    jobs = [j for j in jobs_all if (j.task.task_id, j.sample) not in done_keys]
+    # Longest tasks first, samples of a task together: workers stay busy to the end and reuse their env.
+    order = {t.task_id: i for i, t in enumerate(sorted(tasks, key=lambda t: -(t.expected_duration_s or 1.0)))}
+    jobs.sort(key=lambda j: (order[j.task.task_id], j.sample))
+
+    writer = TrajectoryWriter(traj_path)
+    if not previous:
+        writer.write([header])
+    else:
+        writer.write([{**header, "resumed": True}])
+    progress = Progress(len(jobs_all), len(jobs_all) - len(jobs), config.progress)
+    pending: queue.Queue[Job] = queue.Queue()
+    for job in jobs:
+        pending.put(job)
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        worker = _Worker(config, writer, run_id, progress, stop)
+        try:
+            while not stop.is_set():
+                try:
+                    job = pending.get_nowait()
+                except queue.Empty:
+                    return
+                with progress.lock:
+                    progress.running += 1
+                try:
+                    episode = worker.run(job)
+                finally:
+                    with progress.lock:
+                        progress.running -= 1
+                if episode is None:
+                    return
+                with progress.lock:
+                    progress.done += 1
+                    if episode["cause"] == "infrastructure":
+                        progress.infra += 1
+                    elif not episode["success"]:
+                        progress.failed += 1
+        except BaseException as exc:  # a harness bug or a bad agent spec: stop everyone, report it
+            errors.append(exc)
+            stop.set()
+        finally:
+            worker.release()
+
+    threads = [threading.Thread(target=work, name=f"agentenv-eval-{i}", daemon=True)
+               for i in range(min(config.workers, max(len(jobs), 1)))]
+    started = time.monotonic()
+    interrupted = False
+    try:
+        for t in threads:
+            t.start()
+        while any(t.is_alive() for t in threads):
+            for t in threads:
+                t.join(timeout=0.25)
+            progress.update()
+            if on_progress:
+                on_progress(progress)
+    except KeyboardInterrupt:
+        interrupted = True
+        stop.set()
+        if config.progress:
+            sys.stderr.write("\n[eval] interrupted: finishing the running steps; rerun with --resume to "
+                             "complete the missing episodes\n")
+        for t in threads:
+            t.join(timeout=60)
+    finally:
+        progress.update(final=True)
+        writer.close()
+    if errors:
+        exc = errors[0]
+        if isinstance(exc, AgentEnvError):
+            raise exc
+        raise EvalError(f"the evaluation stopped: {type(exc).__name__}: {exc}") from exc
+    records = read_jsonl(traj_path)
+    results = summarize(records, tasks, config, complete=not interrupted and not stop.is_set(),
+                        wall_time_s=time.monotonic() - started)
+    tmp = results_path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(results, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, results_path)
+    return EvalOutcome(results, progress.done, interrupted, {"trajectories": traj_path, "results": results_path})
+
+
+# --------------------------------------------------------------------------- results
+
+def _group_stats(episodes: list[dict[str, Any]], ks: Sequence[int]) -> dict[str, Any]:
+    scored = [e for e in episodes if not e["reward_masked"]]
+    failures = {cause: 0 for cause in CAUSES}
+    for e in episodes:
+        if e["cause"]:
+            failures[e["cause"]] += 1
+    return {"episodes": len(episodes), "scored": len(scored),
+            "successes": sum(e["success"] for e in scored),
+            "mean_reward": _mean(e["reward"] for e in scored),
+            "mean_score": _mean(e["score"] for e in scored),
+            "success_rate": _mean(float(e["success"]) for e in scored),
+            "mean_rounds": _mean(e["rounds"] for e in scored),
+            "mean_wall_time_s": _mean(e["wall_time_s"] for e in episodes),
+            "failures": failures}
+
+
+def summarize(records: list[dict[str, Any]], tasks: Sequence[TaskSpec], config: EvalConfig,
+              complete: bool, wall_time_s: float) -> dict[str, Any]:
+    """``results.json`` from the records of ``trajectories.jsonl`` (the last episode record of a
+    (task, sample) wins)."""
+    from . import __version__
+
+    latest: dict[tuple[str, int], dict[str, Any]] = {}
+    for r in records:
+        if r.get("type") == "episode":
+            latest[(r["task_id"], r["sample"])] = r
+    runtimes: dict[str, dict[str, Any]] = {}
+    backends: set[str] = set()
+    per_task = []
+    for task in tasks:
+        episodes = [latest[(task.task_id, s)] for s in range(config.samples) if (task.task_id, s) in latest]
+        stats = _group_stats(episodes, config.ks)
+        n, c = stats["scored"], stats["successes"]
+        for e in episodes:
+            if e.get("runtime", {}).get("hash"):
+                runtimes[e["runtime"]["hash"]] = e["runtime"]
+            if e.get("backend"):
+                backends.add(e["backend"])
+        per_task.append({"task_id": task.task_id, "env_id": task.env_id, "version": task.version,
+                         "mode": task_mode(task, config.mode), "tags": list(task.tags),
+                         "difficulty": task.difficulty, **stats,
+                         "pass_at_k": {str(k): pass_at_k(n, c, k) for k in config.ks},
+                         "rewards": [e["reward"] for e in sorted(episodes, key=lambda e: e["sample"])
+                                     if not e["reward_masked"]],
+                         "runtime_hash": next((e["runtime"].get("hash") for e in episodes if e.get("runtime")), None)})
+    all_episodes = [e for t in per_task for e in
+                    (latest[(t["task_id"], s)] for s in range(config.samples) if (t["task_id"], s) in latest)]
+    overall = _group_stats(all_episodes, config.ks)
+    overall["tasks"] = len(per_task)
+    overall["pass_at_k"] = {}
+    for k in config.ks:
+        values = [t["pass_at_k"][str(k)] for t in per_task]
+        overall["pass_at_k"][str(k)] = None if any(v is None for v in values) else _mean(values)
+    backend = config.backend if isinstance(config.backend, str) else config.backend.name
+    return {"schema": RESULT_SCHEMA, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "agentenv_version": __version__, "complete": complete and len(all_episodes) == len(per_task) * config.samples,
+            "agent": {"spec": config.agent, "name": config.agent.partition(":")[0]},
+            "suite": {"name": config.suite.name, "version": config.suite.version,
+                      "description": config.suite.description, "tasks": len(per_task),
+                      "task_filter": list(config.tasks)},
+            "config": {"samples": config.samples, "k": list(config.ks), "workers": config.workers,
+                       "backend": backend, "backends_used": sorted(backends), "mode": config.mode,
+                       "reward_mode": config.reward_mode, "retries": config.retries, "seed": config.seed},
+            "wall_time_s": round(wall_time_s, 3),
+            "overall": overall, "tasks": per_task, "runtimes": runtimes}

@@ -1,0 +1,390 @@
+"""Leaderboards: rank ``results.json`` files of one suite version, with confidence intervals.
+
+The headline metric (pass@1 by default) is a mean over tasks; its 95% interval is a percentile
+bootstrap over tasks (fixed seed, so the same files always give the same page). The HTML page is one
+self-contained file: inline CSS, a few lines of inline JavaScript for sorting, SVG plots drawn here.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from typing import Any, Sequence
+
+import numpy as np
+
+from ._errors import AgentEnvError
+
+BOOTSTRAP_SAMPLES = 2000
+PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
+           "#bab0ac")
+
+
+class LeaderboardError(AgentEnvError):
+    """Results that cannot be read or ranked together (the message says which file and why)."""
+
+
+# --------------------------------------------------------------------------- loading
+
+def _schema() -> dict[str, Any]:
+    from .builtin.suites import bundled_dir
+
+    with open(os.path.join(bundled_dir("schemas"), "result.schema.json")) as f:
+        return json.load(f)
+
+
+def load_results(paths: Sequence[str]) -> list[dict[str, Any]]:
+    """Read and validate every results file (a folder means its ``results.json``)."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(_schema())
+    runs = []
+    for path in paths:
+        file = os.path.join(path, "results.json") if os.path.isdir(path) else path
+        try:
+            with open(file, encoding="utf-8") as f:
+                doc = json.load(f)
+        except OSError as exc:
+            raise LeaderboardError(f"{file}: cannot read it ({exc.strerror}); pass results.json files written by "
+                                   "agentenv eval, or their folders") from exc
+        except json.JSONDecodeError as exc:
+            raise LeaderboardError(f"{file}: not JSON ({exc.msg} at line {exc.lineno})") from exc
+        errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
+        if errors:
+            lines = [f"  - /{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}" for e in errors[:10]]
+            raise LeaderboardError(f"{file}: {len(errors)} problem(s) against schemas/result.schema.json "
+                                   "(is it a results.json from agentenv eval?)\n" + "\n".join(lines))
+        doc["_file"] = file
+        runs.append(doc)
+    return runs
+
+
+# --------------------------------------------------------------------------- ranking
+
+def _task_values(run: dict[str, Any], metric: str) -> list[float]:
+    """Per-task values of *metric*, a task with no scored sample counts 0."""
+    out = []
+    for task in run["tasks"]:
+        if metric.startswith("pass@"):
+            value = task["pass_at_k"].get(metric[5:])
+        else:
+            value = task.get(metric)
+        out.append(0.0 if value is None else float(value))
+    return out
+
+
+def bootstrap_ci(values: Sequence[float], seed: int = 0, level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of *values* (resampling tasks)."""
+    data = np.asarray(values, dtype=float)
+    if len(data) < 2:
+        return (float(data.mean()) if len(data) else 0.0,) * 2
+    rng = np.random.default_rng(seed)
+    means = data[rng.integers(0, len(data), size=(BOOTSTRAP_SAMPLES, len(data)))].mean(axis=1)
+    low, high = np.quantile(means, [(1 - level) / 2, 1 - (1 - level) / 2])
+    return float(low), float(high)
+
+
+def build_board(runs: list[dict[str, Any]], metric: str = "pass@1") -> dict[str, Any]:
+    """Rank *runs* by *metric*; refuses runs of different suites, suite versions or task sets."""
+    if not runs:
+        raise LeaderboardError("no results to rank")
+    suites = {(r["suite"]["name"], r["suite"]["version"]) for r in runs}
+    if len(suites) > 1:
+        listing = "\n".join(f"  - {r['_file']}: suite {r['suite']['name']} {r['suite']['version']}" for r in runs)
+        raise LeaderboardError("refusing to rank runs of different suite versions together (their tasks and "
+                               "scores are not comparable); make one leaderboard per suite version:\n" + listing)
+    task_sets = {tuple(sorted(t["task_id"] for t in r["tasks"])) for r in runs}
+    if len(task_sets) > 1:
+        listing = "\n".join(f"  - {r['_file']}: {len(r['tasks'])} tasks" for r in runs)
+        raise LeaderboardError("refusing to rank runs over different task sets (a --tasks filter?); rerun them "
+                               "on the same tasks:\n" + listing)
+    allowed = ("mean_reward", "success_rate", "mean_score")
+    if not (metric.startswith("pass@") or metric in allowed):
+        raise LeaderboardError(f"unknown metric {metric!r}; use pass@K, {', '.join(allowed)}")
+    if metric.startswith("pass@"):
+        missing = [r["_file"] for r in runs if metric[5:] not in r["overall"]["pass_at_k"]]
+        if missing:
+            raise LeaderboardError(f"{metric} is not in {', '.join(missing)} (it was run without -k {metric[5:]}); "
+                                   "pick a k every run has, e.g. --metric pass@1")
+    ks = sorted({int(k) for r in runs for k in r["overall"]["pass_at_k"]})
+    rows = []
+    for r in runs:
+        values = _task_values(r, metric)
+        low, high = bootstrap_ci(values)
+        o = r["overall"]
+        rows.append({"agent": r["agent"]["spec"], "file": r["_file"], "metric": metric,
+                     "value": float(np.mean(values)), "ci_low": low, "ci_high": high,
+                     "pass_at_k": {str(k): o["pass_at_k"].get(str(k)) for k in ks},
+                     "mean_reward": o["mean_reward"], "success_rate": o["success_rate"],
+                     "mean_rounds": o["mean_rounds"], "episodes": o["episodes"], "samples": r["config"]["samples"],
+                     "infrastructure_failures": o["failures"]["infrastructure"],
+                     "failures": o["failures"], "wall_time_s": r["wall_time_s"], "complete": r["complete"],
+                     "created": r["created"]})
+    order = sorted(range(len(rows)), key=lambda i: (-rows[i]["value"], rows[i]["agent"]))
+    ranked = [rows[i] for i in order]
+    runs = [runs[i] for i in order]
+    for rank, row in enumerate(ranked, 1):
+        row["rank"] = rank
+        row["overlaps_leader"] = rank > 1 and row["ci_high"] >= ranked[0]["ci_low"]
+    suite_name, suite_version = next(iter(suites))
+    return {"suite": {"name": suite_name, "version": suite_version}, "metric": metric, "ks": ks, "rows": ranked,
+            "tasks": _task_matrix(runs), "tags": _tag_matrix(runs),
+            "rewards": [[t_r for t in r["tasks"] for t_r in t["rewards"]] for r in runs]}
+
+
+def _task_matrix(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    ids = [t["task_id"] for t in runs[0]["tasks"]]
+    by_run = [{t["task_id"]: t for t in r["tasks"]} for r in runs]
+    return [{"task_id": tid, "tags": by_run[0][tid]["tags"],
+             "success_rate": [m[tid]["success_rate"] for m in by_run]} for tid in ids]
+
+
+def _tag_matrix(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    tags = sorted({tag for t in runs[0]["tasks"] for tag in t["tags"]})
+    out = []
+    for tag in tags:
+        values = []
+        for r in runs:
+            rates = [t["success_rate"] or 0.0 for t in r["tasks"] if tag in t["tags"]]
+            values.append(sum(rates) / len(rates))
+        out.append({"tag": tag, "tasks": sum(tag in t["tags"] for t in runs[0]["tasks"]), "success_rate": values})
+    return out
+
+
+# --------------------------------------------------------------------------- text and Markdown
+
+def _f(value: Any, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _other_ks(board: dict[str, Any]) -> list[int]:
+    """The pass@k columns besides the headline (which has its own column)."""
+    return [k for k in board["ks"] if f"pass@{k}" != board["metric"]]
+
+
+def _columns(board: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    ks = _other_ks(board)
+    head = ["rank", "agent", f"{board['metric']} [95% CI]"] + [f"pass@{k}" for k in ks] + [
+        "mean reward", "mean rounds", "episodes", "infra failures"]
+    body = []
+    for row in board["rows"]:
+        flag = "" if row["complete"] else " (incomplete)"
+        body.append([str(row["rank"]), row["agent"] + flag,
+                     f"{row['value']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"]
+                    + [_f(row["pass_at_k"][str(k)]) for k in ks]
+                    + [_f(row["mean_reward"]), _f(row["mean_rounds"], 2), str(row["episodes"]),
+                       str(row["infrastructure_failures"])])
+    return head, body
+
+
+def render_text(board: dict[str, Any]) -> str:
+    head, body = _columns(board)
+    widths = [max(len(x) for x in col) for col in zip(head, *body)]
+    lines = [f"suite {board['suite']['name']} {board['suite']['version']}, ranked by {board['metric']} "
+             f"(95% bootstrap CI over {len(board['tasks'])} tasks)"]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head, ["-" * w for w in widths], *body]]
+    return "\n".join(lines)
+
+
+def render_markdown(board: dict[str, Any]) -> str:
+    head, body = _columns(board)
+    lines = [f"## {board['suite']['name']} {board['suite']['version']}: ranked by {board['metric']}", "",
+             "| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in body]
+    lines += ["", f"95% confidence intervals: percentile bootstrap over the {len(board['tasks'])} tasks "
+                  f"({BOOTSTRAP_SAMPLES} resamples). Infrastructure failures are not scored.", ""]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- HTML
+
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _svg(width: int, height: int, body: list[str], title: str) -> str:
+    return (f'<figure><figcaption>{_e(title)}</figcaption><svg xmlns="http://www.w3.org/2000/svg" '
+            f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{_e(title)}">'
+            + "".join(body) + "</svg></figure>")
+
+
+def _axes(x0: int, y0: int, w: int, h: int, ymax: float = 1.0) -> list[str]:
+    out = [f'<line x1="{x0}" y1="{y0}" x2="{x0 + w}" y2="{y0}" class="axis"/>',
+           f'<line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y0 - h}" class="axis"/>']
+    for i in range(5):
+        v = ymax * i / 4
+        y = y0 - h * i / 4
+        out.append(f'<line x1="{x0}" y1="{y:.1f}" x2="{x0 + w}" y2="{y:.1f}" class="grid"/>'
+                   f'<text x="{x0 - 6}" y="{y + 4:.1f}" class="tick" text-anchor="end">{v:.2f}</text>')
+    return out
+
+
+def _legend(rows: list[dict[str, Any]], x: int, y: int) -> list[str]:
+    out = []
+    for i, row in enumerate(rows):
+        out.append(f'<rect x="{x}" y="{y + 16 * i}" width="10" height="10" fill="{PALETTE[i % len(PALETTE)]}"/>'
+                   f'<text x="{x + 14}" y="{y + 9 + 16 * i}" class="tick">{_e(row["agent"][:28])}</text>')
+    return out
+
+
+def _plot_pass_at_k(board: dict[str, Any]) -> str:
+    ks, rows = board["ks"], board["rows"]
+    x0, y0, w, h = 50, 200, 360, 170
+    body = _axes(x0, y0, w, h)
+    xs = {k: x0 + (w * i / max(len(ks) - 1, 1) if len(ks) > 1 else w / 2) for i, k in enumerate(ks)}
+    for k, x in xs.items():
+        body.append(f'<text x="{x:.1f}" y="{y0 + 16}" class="tick" text-anchor="middle">k={k}</text>')
+    for i, row in enumerate(rows):
+        color = PALETTE[i % len(PALETTE)]
+        pts = [(xs[k], y0 - h * row["pass_at_k"][str(k)]) for k in ks if row["pass_at_k"][str(k)] is not None]
+        if len(pts) > 1:
+            body.append(f'<polyline points="{" ".join(f"{x:.1f},{y:.1f}" for x, y in pts)}" fill="none" '
+                        f'stroke="{color}" stroke-width="2"/>')
+        for x, y in pts:
+            body.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{color}"><title>{_e(row["agent"])}: '
+                        f'{(y0 - y) / h:.3f}</title></circle>')
+    body += _legend(rows, x0 + w + 20, 30)
+    return _svg(620, 230, body, "pass@k per run")
+
+
+def _plot_rewards(board: dict[str, Any]) -> str:
+    rows, rewards = board["rows"], board["rewards"]
+    flat = [v for r in rewards for v in r] or [0.0]
+    lo, hi = min(0.0, min(flat)), max(1.0, max(flat))
+    bins = 10
+    counts = [np.histogram(r, bins=bins, range=(lo, hi))[0] if r else np.zeros(bins, int) for r in rewards]
+    fractions = [c / max(c.sum(), 1) for c in counts]
+    x0, y0, w, h = 50, 200, 360, 170
+    body = _axes(x0, y0, w, h)
+    slot = w / bins
+    bar = slot * 0.8 / max(len(rows), 1)
+    for b in range(bins):
+        body.append(f'<text x="{x0 + slot * b + slot / 2:.1f}" y="{y0 + 16}" class="tick" text-anchor="middle">'
+                    f'{lo + (hi - lo) * (b + 0.5) / bins:.2f}</text>')
+        for i, frac in enumerate(fractions):
+            height = h * float(frac[b])
+            body.append(f'<rect x="{x0 + slot * b + slot * 0.1 + bar * i:.1f}" y="{y0 - height:.1f}" '
+                        f'width="{bar:.1f}" height="{height:.1f}" fill="{PALETTE[i % len(PALETTE)]}">'
+                        f'<title>{_e(rows[i]["agent"])}: {int(counts[i][b])} episode(s)</title></rect>')
+    body += _legend(rows, x0 + w + 20, 30)
+    return _svg(620, 230, body, "reward distribution (share of episodes per reward bin)")
+
+
+def _heat_color(value: float | None) -> str:
+    if value is None:
+        return "#dddddd"
+    # red (0) -> yellow (0.5) -> green (1)
+    r = int(220 if value < 0.5 else 220 - (value - 0.5) * 2 * 170)
+    g = int(60 + value * 2 * 140 if value < 0.5 else 200)
+    return f"rgb({r},{g},70)"
+
+
+def _plot_heatmap(board: dict[str, Any]) -> str:
+    rows, tasks = board["rows"], board["tasks"]
+    cell_w, cell_h, left, top = 70, 18, 260, 90
+    body = []
+    for i, row in enumerate(rows):
+        x = left + cell_w * i + cell_w / 2
+        body.append(f'<text transform="translate({x:.1f},{top - 8}) rotate(-35)" class="tick">{_e(row["agent"][:24])}</text>')
+    for j, task in enumerate(tasks):
+        y = top + cell_h * j
+        body.append(f'<text x="{left - 6}" y="{y + 13}" class="tick" text-anchor="end">{_e(task["task_id"][:40])}</text>')
+        for i, value in enumerate(task["success_rate"]):
+            body.append(f'<rect x="{left + cell_w * i}" y="{y}" width="{cell_w - 2}" height="{cell_h - 2}" '
+                        f'fill="{_heat_color(value)}"><title>{_e(task["task_id"])} / {_e(rows[i]["agent"])}: '
+                        f'{_f(value)}</title></rect><text x="{left + cell_w * i + cell_w / 2 - 1}" y="{y + 13}" '
+                        f'class="cell" text-anchor="middle">{_f(value, 2)}</text>')
+    return _svg(left + cell_w * len(rows) + 20, top + cell_h * len(tasks) + 10, body,
+                "per-task success rate (rows: tasks, columns: runs)")
+
+
+def _plot_tags(board: dict[str, Any]) -> str:
+    rows, tags = board["rows"], board["tags"]
+    if not tags:
+        return "<p>No task has tags.</p>"
+    x0, y0, h = 50, 200, 170
+    slot = max(96, 24 * len(rows))
+    w = slot * len(tags)
+    body = _axes(x0, y0, w, h)
+    bar = slot * 0.8 / len(rows)
+    for t, tag in enumerate(tags):
+        body.append(f'<text x="{x0 + slot * t + slot / 2:.1f}" y="{y0 + 16}" class="tick" text-anchor="middle">'
+                    f'{_e(tag["tag"][:14])} ({tag["tasks"]})</text>')
+        for i, value in enumerate(tag["success_rate"]):
+            height = h * value
+            body.append(f'<rect x="{x0 + slot * t + slot * 0.1 + bar * i:.1f}" y="{y0 - height:.1f}" '
+                        f'width="{bar:.1f}" height="{height:.1f}" fill="{PALETTE[i % len(PALETTE)]}">'
+                        f'<title>{_e(rows[i]["agent"])} on {_e(tag["tag"])}: {value:.3f}</title></rect>')
+    body += _legend(rows, x0 + w + 20, 30)
+    return _svg(x0 + w + 220, 230, body, "success rate per tag (number of tasks)")
+
+
+_CSS = """
+body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;background:#fff}
+h1{font-size:20px;margin:0 0 4px}p.sub{color:#666;margin:0 0 16px}
+table{border-collapse:collapse;margin:8px 0 24px}th,td{padding:4px 10px;border-bottom:1px solid #e4e4e4;text-align:right}
+th{cursor:pointer;user-select:none;background:#f6f6f6;position:sticky;top:0}th:hover{background:#ececec}
+td.l,th.l{text-align:left}th.asc::after{content:" \\25B2"}th.desc::after{content:" \\25BC"}
+tr.tie td{color:#555}.ci{color:#888;font-size:12px}
+.plots{display:flex;flex-wrap:wrap;gap:24px}figure{margin:0}figcaption{font-weight:600;margin-bottom:4px}
+.axis{stroke:#333}.grid{stroke:#eee}.tick{font-size:11px;fill:#444}.cell{font-size:10px;fill:#111}
+"""
+
+_JS = """
+(function(){
+  var table=document.getElementById('board');
+  var heads=table.tHead.rows[0].cells;
+  function key(cell,numeric){var v=cell.getAttribute('data-v');return numeric?parseFloat(v):v;}
+  for(var i=0;i<heads.length;i++){(function(col){
+    heads[col].addEventListener('click',function(){
+      var th=heads[col],numeric=th.getAttribute('data-type')==='num';
+      var dir=th.classList.contains('desc')?1:th.classList.contains('asc')?-1:(numeric?-1:1);
+      for(var j=0;j<heads.length;j++)heads[j].classList.remove('asc','desc');
+      th.classList.add(dir===1?'asc':'desc');
+      var body=table.tBodies[0],rows=Array.prototype.slice.call(body.rows);
+      rows.sort(function(a,b){var x=key(a.cells[col],numeric),y=key(b.cells[col],numeric);
+        if(numeric){if(isNaN(x))x=-Infinity;if(isNaN(y))y=-Infinity;}
+        return x<y?-dir:x>y?dir:0;});
+      rows.forEach(function(r){body.appendChild(r);});
+    });
+  })(i);}
+})();
+"""
+
+
+def render_html(board: dict[str, Any]) -> str:
+    """One self-contained page: sortable table and SVG plots; nothing is fetched at view time."""
+    metric = board["metric"]
+    cols = [("rank", "num"), ("agent", "text"), (metric, "num"), ("95% CI", "num")] + [
+        (f"pass@{k}", "num") for k in _other_ks(board)] + [("mean reward", "num"), ("mean rounds", "num"),
+                                                      ("episodes", "num"), ("infra failures", "num"),
+                                                      ("wall time s", "num")]
+    head = "".join(f'<th data-type="{t}" class="{"l" if t == "text" else ""}">{_e(n)}</th>' for n, t in cols)
+    body = []
+    for row in board["rows"]:
+        def cell(value, text=None, cls=""):
+            v = "" if value is None else value
+            return f'<td data-v="{_e(v)}" class="{cls}">{_e(text if text is not None else _f(value))}</td>'
+        cells = [cell(row["rank"], str(row["rank"])),
+                 cell(row["agent"], row["agent"] + ("" if row["complete"] else " (incomplete)"), "l"),
+                 cell(row["value"]),
+                 f'<td data-v="{row["ci_low"]:.6f}" class="ci">[{row["ci_low"]:.3f}, {row["ci_high"]:.3f}]</td>']
+        cells += [cell(row["pass_at_k"][str(k)]) for k in _other_ks(board)]
+        cells += [cell(row["mean_reward"]), cell(row["mean_rounds"], _f(row["mean_rounds"], 2)),
+                  cell(row["episodes"], str(row["episodes"])),
+                  cell(row["infrastructure_failures"], str(row["infrastructure_failures"])),
+                  cell(row["wall_time_s"], f"{row['wall_time_s']:.1f}")]
+        body.append(f'<tr class="{"tie" if row["overlaps_leader"] else ""}">{"".join(cells)}</tr>')
+    suite = board["suite"]
+    plots = [_plot_pass_at_k(board), _plot_rewards(board), _plot_tags(board), _plot_heatmap(board)]
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>agentenv leaderboard: {_e(suite['name'])} {_e(suite['version'])}</title>"
+            f"<style>{_CSS}</style></head><body>"
+            f"<h1>{_e(suite['name'])} {_e(suite['version'])}: ranked by {_e(metric)}</h1>"
+            f"<p class=\"sub\">{len(board['rows'])} run(s) over {len(board['tasks'])} task(s). 95% intervals: "
+            f"percentile bootstrap over tasks ({BOOTSTRAP_SAMPLES} resamples); grey rows overlap the leader's "
+            "interval. Infrastructure failures are not scored. Click a column to sort.</p>"
+            f"<table id=\"board\"><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+            f"<div class=\"plots\">{''.join(plots)}</div>"
+            f"<script>{_JS}</script></body></html>\n")

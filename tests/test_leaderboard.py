@@ -1,0 +1,205 @@
+"""``agentenv leaderboard`` over real eval results; the HTML page checked in a real headless chromium."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+import pytest
+
+from agentenv._cli import main
+from agentenv._eval import EvalConfig, run_eval
+from agentenv._leaderboard import LeaderboardError, bootstrap_ci, build_board, load_results, render_html
+from agentenv._suites import find_suite
+
+ARTIFACTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "artifacts")
+TASKS = ("examples.fizzbuzz", "examples.bank_transfer", "examples.disk_report")
+
+
+@pytest.fixture(scope="module")
+def result_files(tmp_path_factory):
+    base = tmp_path_factory.mktemp("runs")
+    suite = find_suite("examples")
+    files = []
+    for agent in ("noop", "reference", "random:1"):
+        out = base / agent.replace(":", "_")
+        run_eval(EvalConfig(suite, agent, str(out), samples=2, ks=(1, 2), workers=2, tasks=TASKS,
+                            progress=False))
+        files.append(str(out / "results.json"))
+    return files
+
+
+def test_leaderboard_ranks_runs_with_confidence_intervals(result_files, tmp_path, capsys):
+    md = tmp_path / "board.md"
+    assert main(["leaderboard", *result_files, "--markdown", str(md)]) == 0
+    text = capsys.readouterr().out
+    lines = [line for line in text.splitlines() if re.match(r"^\d ", line)]
+    assert lines[0].split()[1] == "reference" and "1.000 [1.000, 1.000]" in lines[0]
+    assert {lines[1].split()[1], lines[2].split()[1]} == {"noop", "random:1"}
+    table = md.read_text()
+    assert "| 1 | reference | 1.000 [1.000, 1.000] |" in table and "bootstrap" in table
+    board = build_board(load_results(result_files), "mean_reward")
+    assert [r["agent"] for r in board["rows"]][0] == "reference"
+    assert board["ks"] == [1, 2] and len(board["tasks"]) == 3
+
+
+def test_bootstrap_interval_brackets_the_mean_and_shrinks_with_more_tasks():
+    few = [1, 0, 1, 0]
+    low, high = bootstrap_ci(few)
+    assert low < 0.5 < high
+    low_many, high_many = bootstrap_ci(few * 25)
+    assert low <= low_many < 0.5 < high_many <= high and high_many - low_many < high - low
+    assert bootstrap_ci(few) == bootstrap_ci(few)  # deterministic: the same files give the same page
+
+
+def test_leaderboard_refuses_different_suite_versions_with_the_reason(result_files, tmp_path, capsys):
+    doc = json.load(open(result_files[1]))
+    doc["suite"]["version"] = "2.0.0"
+    other = tmp_path / "results.json"
+    other.write_text(json.dumps(doc))
+    assert main(["leaderboard", result_files[0], str(other)]) == 1
+    err = capsys.readouterr().err
+    assert "refusing to rank runs of different suite versions" in err
+    assert f"{other}: suite examples 2.0.0" in err and "examples 1.0.0" in err
+    fewer = copy.deepcopy(json.load(open(result_files[1])))
+    fewer["tasks"] = fewer["tasks"][:2]
+    other.write_text(json.dumps(fewer))
+    with pytest.raises(LeaderboardError, match="different task sets"):
+        build_board(load_results([result_files[0], str(other)]))
+    with pytest.raises(LeaderboardError, match="pass@5 is not in"):
+        build_board(load_results(result_files), "pass@5")
+
+
+def test_leaderboard_names_the_file_and_field_of_a_bad_results_file(tmp_path, capsys):
+    bad = tmp_path / "results.json"
+    bad.write_text(json.dumps({"schema": "agentenv.result/1", "overall": {}}))
+    assert main(["leaderboard", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert str(bad) in err and "'agent' is a required property" in err
+    assert main(["leaderboard", str(tmp_path / "nope.json")]) == 1
+    assert "nope.json: cannot read it" in capsys.readouterr().err
+
+
+def test_html_page_is_self_contained(result_files):
+    page = render_html(build_board(load_results(result_files)))
+    assert "<svg" in page and page.count("<figure>") == 4
+    assert not re.search(r"""(src|href)\s*=|<link|@import|url\(""", page)  # nothing fetched at view time
+
+
+# --------------------------------------------------------------------------- the real browser
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+class DevTools:
+    """A minimal Chrome DevTools Protocol client over one page's websocket."""
+
+    def __init__(self, ws):
+        self.ws = ws
+        self.next_id = 0
+        self.events = []
+
+    def call(self, method, **params):
+        self.next_id += 1
+        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        while True:
+            msg = json.loads(self.ws.recv(timeout=30))
+            if msg.get("id") == self.next_id:
+                if "error" in msg:
+                    raise RuntimeError(f"{method}: {msg['error']}")
+                return msg.get("result", {})
+            self.events.append(msg)
+
+    def wait_event(self, method, timeout=30):
+        deadline = time.monotonic() + timeout
+        while not any(e.get("method") == method for e in self.events):
+            self.events.append(json.loads(self.ws.recv(timeout=max(deadline - time.monotonic(), 0.1))))
+
+    def evaluate(self, expression):
+        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        if "exceptionDetails" in result:
+            raise AssertionError(f"page script failed: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+
+@pytest.fixture()
+def browser():
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium; .ci/run installs it)")
+    try:
+        import websockets.sync.client  # noqa: F401
+    except ImportError:
+        pytest.skip("the websockets package is missing: pip install -e '.[test]'")
+    profile = tempfile.mkdtemp(prefix="agentenv-chromium-")
+    proc = subprocess.Popen([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                             "--disable-component-update", "--disable-sync", "--no-first-run",
+                             "--remote-debugging-port=0", "--remote-allow-origins=*", f"--user-data-dir={profile}",
+                             "--window-size=1300,1100", "about:blank"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        port = None
+        deadline = time.monotonic() + 60
+        while port is None and time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            match = re.search(r"DevTools listening on ws://127\.0\.0\.1:(\d+)/", line)
+            if match:
+                port = int(match.group(1))
+            elif not line and proc.poll() is not None:
+                break
+        assert port, f"chromium did not open its DevTools port (exit status {proc.poll()})"
+        pages = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10))
+        page = next(p for p in pages if p["type"] == "page")
+        from websockets.sync.client import connect
+
+        with connect(page["webSocketDebuggerUrl"], max_size=64 * 2 ** 20) as ws:
+            yield DevTools(ws)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def test_html_page_loads_without_errors_sorts_and_renders_in_chromium(result_files, tmp_path, browser):
+    page = tmp_path / "board.html"
+    assert main(["leaderboard", *result_files, "--html", str(page)]) == 0
+    for domain in ("Runtime", "Log", "Page"):
+        browser.call(f"{domain}.enable")
+    browser.call("Page.navigate", url=page.as_uri())
+    browser.wait_event("Page.loadEventFired")
+    problems = [e for e in browser.events
+                if e.get("method") == "Runtime.exceptionThrown"
+                or (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] in ("error", "assert"))
+                or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error")]
+    assert not problems, problems
+    agents = "Array.from(document.querySelectorAll('#board tbody tr td:nth-child(2)')).map(td => td.textContent)"
+    assert browser.evaluate(agents)[0] == "reference"
+    header = "Array.from(document.querySelectorAll('#board th')).find(th => th.textContent === '{}')"
+    browser.evaluate(header.format("agent") + ".click()")
+    assert browser.evaluate(agents) == ["noop", "random:1", "reference"]
+    browser.evaluate(header.format("agent") + ".click()")
+    assert browser.evaluate(agents) == ["reference", "random:1", "noop"]
+    browser.evaluate(header.format("mean rounds") + ".click()")  # numeric columns sort high to low first
+    rounds = browser.evaluate("Array.from(document.querySelectorAll('#board tbody tr')).map("
+                              "tr => parseFloat(tr.cells[tr.cells.length - 4].getAttribute('data-v')))")
+    assert rounds == sorted(rounds, reverse=True) and len(set(rounds)) > 1
+    assert browser.evaluate("document.querySelectorAll('svg').length") == 4
+    assert browser.evaluate("document.querySelector('svg rect[fill]') !== null")
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    shot = browser.call("Page.captureScreenshot", format="png", captureBeyondViewport=True)["data"]
+    path = os.path.join(ARTIFACTS, "leaderboard.png")
+    with open(path, "wb") as f:
+        f.write(base64.b64decode(shot))
+    assert os.path.getsize(path) > 10_000
+    print(f"screenshot: {path}")
