@@ -339,7 +339,8 @@ class CodingEnv(gym.Env):
         if kind is not None and isinstance(metrics.get("test_outcomes"), dict):
             self._check_coverage(step["command"], kind, metrics)
         shown = dataclasses.replace(result, command=step["command"])  # the nonce report path stays hidden
-        outputs.append(_PYTEST_DURATION.sub(" in <time>", format_result(shown)))
+        text = format_result(shown).replace(report_path, "<report>") if report_path else format_result(shown)
+        outputs.append(_PYTEST_DURATION.sub(" in <time>", text))
         return metrics
 
     def _check_coverage(self, command: str, kind: str, metrics: dict[str, Any]) -> None:

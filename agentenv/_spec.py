@@ -23,7 +23,10 @@ from ._sources import SDIST_SCHEMA, Sdist
 PLACEHOLDER = "<model_generated_code>"
 SCHEMA_ID = "https://agentenv.dev/schemas/task.schema.json"
 DEFAULT_PROTECTED = ("tests/**", "**/test_*.py", "**/*_test.py", "**/conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",
-                     "**/sitecustomize.py", "**/usercustomize.py", "**/*.pth")
+                     "**/sitecustomize.py", "**/usercustomize.py", "**/*.pth",
+                     # a module in the workspace root shadows the test runner under `python -m pytest`
+                     "pytest.py", "pytest/**", "_pytest/**", "pluggy.py", "pluggy/**", "py.py",
+                     "pytest_jsonreport/**", "xdist/**")
 AGGREGATIONS = ("max", "min", "mean", "last", "first")
 TASK_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.]*(?:-[A-Za-z0-9_.]+)*$"
 
