@@ -11,6 +11,7 @@ the process tree.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
@@ -67,12 +68,15 @@ def _probe() -> Availability:
 class _Cgroups:
     """Finds where per-sandbox cgroups can be made: cgroup v2 (unified) or v1 memory + pids."""
 
-    def __init__(self) -> None:
+    def __init__(self, probe: bool = True) -> None:
         self.mode = "rlimit"
         self.base: dict[str, str] = {}
-        owner = f"agentenv-{os.getpid()}"
+        # one directory per backend: two backends of one process must not remove each other's
+        owner = f"agentenv-{os.getpid()}-{next(_cgroup_ids)}"
         v2 = "/sys/fs/cgroup"
         _remove_stale_cgroups(v2)
+        if not probe:
+            return
         candidates = []
         if os.path.exists(os.path.join(v2, "cgroup.controllers")):
             controllers = open(os.path.join(v2, "cgroup.controllers")).read().split()
@@ -112,6 +116,9 @@ class _Cgroups:
                     time.sleep(0.02)
 
 
+_cgroup_ids = itertools.count()
+
+
 def _remove_stale_cgroups(top: str) -> None:
     """Remove the cgroups left by agentenv processes that died without closing their backend."""
     for hierarchy in (top, os.path.join(top, "memory"), os.path.join(top, "pids")):
@@ -120,9 +127,10 @@ def _remove_stale_cgroups(top: str) -> None:
         except OSError:
             continue
         for name in names:
-            if not name.startswith("agentenv-") or not name[9:].isdigit():
+            pid = name[9:].split("-")[0]
+            if not name.startswith("agentenv-") or not pid.isdigit():
                 continue
-            if os.path.exists(f"/proc/{name[9:]}"):
+            if os.path.exists(f"/proc/{pid}"):
                 continue
             base = os.path.join(hierarchy, name)
             for child in os.listdir(base):
@@ -196,9 +204,10 @@ class NamespaceBackend(SandboxBackend):
             cls._availability = _probe()
         return cls._availability
 
-    def __init__(self, pool_size: int | None = None) -> None:
+    def __init__(self, pool_size: int | None = None, *, cgroups: bool = True) -> None:
         """*pool_size*: sandboxes kept set up in advance for each recently used configuration
-        (default 1, or ``AGENTENV_NS_POOL``); 0 disables the warm pool."""
+        (default 1, or ``AGENTENV_NS_POOL``); 0 disables the warm pool. ``cgroups=False`` uses the
+        rlimit fallback even where cgroups are writable (reported in ``isolation.warnings`` as usual)."""
         ok = self.availability()
         if not ok.ok:
             raise BackendUnavailable(ok.reason)
@@ -206,7 +215,7 @@ class NamespaceBackend(SandboxBackend):
         self._stage = os.path.join(self._workdir, "stage")
         os.mkdir(self._stage)
         self._etc = self._make_etc()
-        self._cgroups = _Cgroups()
+        self._cgroups = _Cgroups(probe=cgroups)
         self._zygote: _ZygoteClient | None = None
         self._pool_size = int(os.environ.get("AGENTENV_NS_POOL", "1")) if pool_size is None else pool_size
         self._lock = threading.Lock()
@@ -222,8 +231,11 @@ class NamespaceBackend(SandboxBackend):
         self._warnings: tuple[str, ...] = ()
         if self._cgroups.mode == "rlimit":
             self._warnings = ("memory and process limits fall back to rlimits (RLIMIT_AS, RLIMIT_NPROC): "
-                              "no writable cgroup hierarchy with memory+pids controllers was found; "
-                              "mount cgroup2 read-write (or run as root on the host) for exact limits",)
+                              "no writable cgroup hierarchy with memory+pids controllers was found (or "
+                              "cgroups=False); the address-space cap is coarser than a memory cap, and "
+                              f"the process cap counts every process of uid {SANDBOX_UID} on the host, "
+                              "all sandboxes together; mount cgroup2 read-write (or run as root on the "
+                              "host) for exact limits",)
             log.warning("namespace backend: %s", self._warnings[0])
 
     def _make_etc(self) -> str:
@@ -287,6 +299,7 @@ class NamespaceBackend(SandboxBackend):
             raise SandboxError(f"sandbox set-up failed: {ready.get('error')}")
         isolation = Isolation("namespace", ready["features"], tuple(ready.get("warnings", ())))
         box = NamespaceSandbox(self, sid, sock, request, isolation)
+        box.init_pid = int(reply["init"])
         box.init_pid = int(reply["init"])  # host pid of the sandbox's pid 1 (diagnostics, fault tests)
         with self._lock:
             self._open[sid] = box
@@ -332,6 +345,8 @@ class NamespaceSandbox(Sandbox):
         self.isolation = isolation
         self._lock = threading.Lock()
         self._dead: str | None = None
+        #: host pid of the sandbox's init (pid 1 inside), for leak checks and memory accounting
+        self.init_pid = 0
 
     @property
     def alive(self) -> bool:

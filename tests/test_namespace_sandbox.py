@@ -1,0 +1,575 @@
+"""The namespace backend, driven directly: isolation, limits, file operations and teardown.
+
+Everything here runs real sandboxes (root and Linux namespaces needed); nothing is mocked.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+import pytest
+
+import agentenv
+from agentenv._sandbox import Limits, RuntimeEnv, SandboxRequest
+from agentenv._workspace import materialize
+from agentenv.builtin import namespace
+from agentenv.builtin.namespace import NamespaceBackend
+
+_AVAILABLE = NamespaceBackend.availability()
+pytestmark = pytest.mark.skipif(not _AVAILABLE.ok, reason=f"namespace backend unavailable: {_AVAILABLE.reason}")
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PREFIX = sys.base_prefix
+PY = os.path.join(PREFIX, "bin", "python3")
+# the host interpreter, mounted read-only at its own path (what the python3 runtime does)
+RUNTIME = RuntimeEnv("python3", tuple(p for p in (PREFIX,) if not p.startswith("/usr")),
+                     {"PATH": f"{PREFIX}/bin:/usr/local/bin:/usr/bin:/bin"})
+
+
+def request(workspace_dir: str | None = None, **limits) -> SandboxRequest:
+    return SandboxRequest(RUNTIME, workspace_dir, "/app", Limits(**{"wall_time_s": 20.0, **limits}))
+
+
+def py(box, code: str, **kw):
+    return box.exec([PY, "-I", "-S", "-c", textwrap.dedent(code)], **kw)
+
+
+def wait_until(predicate, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+def host_pids_with_cmdline(marker: str) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as f:
+                    if marker.encode() in f.read():
+                        found.append(int(name))
+            except OSError:
+                pass
+    return found
+
+
+def host_pids_in_pidns(ns: str) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.readlink(f"/proc/{name}/ns/pid") == ns:
+                    found.append(int(name))
+            except OSError:
+                pass
+    return found
+
+
+def cgroup_dirs(backend: NamespaceBackend) -> list[str]:
+    out = []
+    for base in backend._cgroups.base.values():
+        if os.path.isdir(base):
+            out += [os.path.join(base, d) for d in os.listdir(base) if os.path.isdir(os.path.join(base, d))]
+    return out
+
+
+def tree_digest(path: str) -> str:
+    h = hashlib.sha256()
+    for root, dirs, files in sorted(os.walk(path)):
+        dirs.sort()
+        for name in sorted(files):
+            full = os.path.join(root, name)
+            st = os.lstat(full)
+            h.update(f"{os.path.relpath(full, path)}:{st.st_mode}:{st.st_uid}".encode())
+            h.update(open(full, "rb").read())
+    return h.hexdigest()
+
+
+@pytest.fixture(scope="module")
+def backend():
+    b = NamespaceBackend(pool_size=1)
+    yield b
+    b.close()
+
+
+@pytest.fixture
+def box(backend):
+    with backend.open(request()) as sandbox:
+        yield sandbox
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory):
+    files = {"main.py": b"print('pristine')\n", "pkg/data.txt": b"original\n", "run.sh": b"#!/bin/sh\necho hi\n"}
+    return materialize(files, str(tmp_path_factory.mktemp("cache")))
+
+
+# ----------------------------------------------------------------------------- who runs, what it sees
+
+def test_commands_run_unprivileged_with_no_new_privs(box):
+    status = box.exec("cat /proc/self/status").stdout
+    fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
+    assert fields["Uid"].split() == ["65534"] * 4
+    assert fields["Gid"].split() == ["65534"] * 4
+    assert fields["CapEff"].strip() == "0" * 16
+    assert fields["CapPrm"].strip() == "0" * 16
+    assert fields["NoNewPrivs"].strip() == "1"
+    assert box.exec("hostname").stdout.strip() == "sandbox"
+    assert box.exec("id -un").stdout.strip() == "sandbox"
+    features = box.isolation.features
+    for key in ("pid", "mount", "ipc", "uts", "network"):
+        assert features[key].startswith("namespace")
+
+
+def test_host_files_are_invisible(box, tmp_path):
+    marker = tmp_path / "host-secret.txt"
+    marker.write_text("secret")
+    for path in ("/work", "/root/.ssh", "/etc/shadow", str(marker), REPO, "/var", "/home"):
+        result = box.exec(["/bin/sh", "-c", f'test -e "{path}" && echo VISIBLE || echo hidden'])
+        assert result.stdout.strip() == "hidden", path
+    assert box.exec("cat /etc/shadow").exit_code != 0
+    passwd = box.exec("cat /etc/passwd").stdout
+    assert "sandbox:x:65534" in passwd and passwd != open("/etc/passwd").read()
+
+
+def test_runtime_usr_and_root_are_read_only(box):
+    for target in (f"{PREFIX}/agentenv-probe", "/usr/agentenv-probe", "/agentenv-probe", "/etc/agentenv-probe",
+                   "/bin/agentenv-probe"):
+        result = box.exec(["/bin/sh", "-c", f"echo x > {target}"])
+        assert result.exit_code != 0, target
+        assert not os.path.exists(target)
+    assert box.exec(["/bin/sh", "-c", "echo x > /app/ok && echo y > /tmp/ok && cat /app/ok /tmp/ok"]).stdout == "x\ny\n"
+
+
+def test_only_loopback_network(box):
+    result = py(box, """
+        import errno, socket, time
+        print(sorted(line.split(':')[0].strip() for line in open('/proc/net/dev').readlines()[2:]))
+        s = socket.socket(); s.settimeout(3)
+        t = time.monotonic()
+        try:
+            s.connect(('192.0.2.1', 80))  # TEST-NET-1: never routed; no packet leaves anyway
+            print('connected')
+        except OSError as exc:
+            print(errno.errorcode.get(exc.errno), round(time.monotonic() - t, 1))
+        srv = socket.socket(); srv.bind(('127.0.0.1', 0)); srv.listen()
+        c = socket.create_connection(srv.getsockname(), timeout=3); a, _ = srv.accept()
+        c.sendall(b'ping'); print(a.recv(4).decode())
+    """)
+    lines = result.stdout.split()
+    assert lines[0] == "['lo']", result
+    assert lines[1] == "ENETUNREACH" and float(lines[2]) < 1.0, result.stdout
+    assert lines[3] == "ping"
+
+
+def test_own_proc_shows_only_the_sandbox(box):
+    pids = box.exec(["/bin/sh", "-c", "ls /proc | grep -E '^[0-9]+$'"]).stdout.split()
+    assert pids[0] == "1" and len(pids) <= 4, pids  # init, the shell, ls, grep
+    assert b"_nszygote" in box.read_file("/proc/1/cmdline")
+
+
+def test_init_is_out_of_the_commands_reach(box):
+    result = box.exec("kill -9 1; kill -INT 1; kill -TERM 1; cat /proc/1/environ; ls /proc/1/fd")
+    assert "Permission denied" in result.stderr
+    assert box.alive and box.exec("echo still here").stdout == "still here\n"
+    fds = py(box, "import os; print(sorted(int(f) for f in os.listdir('/proc/self/fd')))").stdout
+    assert eval(fds) in ([0, 1, 2], [0, 1, 2, 3])  # 3: the listing's own directory fd
+
+
+def test_stdin_and_default_signals(box):
+    assert box.exec(["cat"], stdin=b"hello\n").stdout == "hello\n"
+    # Python (init) ignores SIGPIPE; a command must not inherit that
+    result = box.exec("yes | head -n 2")
+    assert result.stdout == "y\ny\n" and result.stderr == "" and result.exit_code == 0
+
+
+def test_tmp_is_private_per_sandbox(backend):
+    with backend.open(request()) as a, backend.open(request()) as b:
+        assert a.exec("echo a > /tmp/mine; echo a > /dev/shm/mine").exit_code == 0
+        assert b.exec("cat /tmp/mine /dev/shm/mine").exit_code != 0
+        assert not os.path.exists("/tmp/mine")
+    with backend.open(request()) as c:
+        assert c.exec("ls -A /tmp").stdout == ""
+
+
+def test_workspace_is_copy_on_write(backend, pristine):
+    before = tree_digest(pristine)
+    with backend.open(request(pristine)) as a, backend.open(request(pristine)) as b:
+        assert a.isolation.features["workspace"].startswith("overlayfs")
+        assert a.exec("python3 main.py").stdout == "pristine\n"
+        assert a.exec("./run.sh").stdout == "hi\n"
+        assert a.exec("echo changed > pkg/data.txt; echo new > new.txt; rm main.py").exit_code == 0
+        a.write_file("pkg/written.txt", b"w")
+        assert a.read_file("pkg/data.txt") == b"changed\n"
+        assert a.list_files() == ["new.txt", "pkg/data.txt", "pkg/written.txt", "run.sh"]
+        assert b.read_file("pkg/data.txt") == b"original\n"
+        assert b.list_files() == ["main.py", "pkg/data.txt", "run.sh"]
+    assert tree_digest(pristine) == before
+    with backend.open(request(pristine)) as c:  # the next episode starts from the pristine files again
+        assert c.list_files() == ["main.py", "pkg/data.txt", "run.sh"]
+
+
+# ----------------------------------------------------------------------------- limits
+
+def test_memory_limit_kills_with_oom_flag(backend):
+    with backend.open(request(memory_mb=64)) as box:
+        result = py(box, "x = bytearray(400 << 20); x[::4096] = b'y' * len(x[::4096]); print('survived')")
+        assert result.oom_killed and result.exit_code == -9, result
+        assert "survived" not in result.stdout
+        assert not result.ok
+        assert py(box, "print('after')").stdout == "after\n"
+
+
+def test_fork_bomb_is_contained_and_sandbox_survives(backend):
+    with backend.open(request(max_processes=24, wall_time_s=4)) as box:
+        counted = py(box, """
+            import errno, os, time
+            n = 0
+            for _ in range(100):
+                try:
+                    if os.fork() == 0:
+                        time.sleep(30); os._exit(0)
+                    n += 1
+                except OSError as exc:
+                    print(n, errno.errorcode[exc.errno]); break
+        """, timeout_s=3)
+        n, err = counted.stdout.split()
+        assert err == "EAGAIN" and 0 < int(n) <= 24, counted
+        # every process forks as fast as it can, forever: the cap holds it, the wall-time ends it
+        bomb = py(box, """
+            import os
+            while True:
+                try:
+                    os.fork()
+                except OSError:
+                    pass
+        """, timeout_s=2)
+        assert bomb.timed_out
+        assert box.exec("echo ok").stdout == "ok\n"
+        assert box.exec(["/bin/sh", "-c", "ls /proc | grep -cE '^[0-9]+$'"]).stdout.strip() in ("3", "4")
+
+
+def test_background_fork_bomb_stays_under_the_cap_until_close(backend):
+    box = backend.open(request(max_processes=24))
+    ns = os.readlink(f"/proc/{box.init_pid}/ns/pid")
+    box.exec("bomb() { bomb | bomb & }; bomb")  # returns at once; the bomb goes on in the background
+    time.sleep(0.5)
+    assert 1 < len(host_pids_in_pidns(ns)) <= 24 + 1
+    box.close()
+    assert wait_until(lambda: host_pids_in_pidns(ns) == [])
+
+
+def test_output_over_the_cap_keeps_head_and_tail(box):
+    result = box.exec([PY, "-c", "import sys; sys.stdout.write('HEAD' + 'x' * 200000 + 'TAIL')"],)
+    assert not result.output_truncated
+    small = box.exec([PY, "-c", "import sys; sys.stdout.write('HEAD' + 'x' * 200000 + 'TAIL')"])
+    assert len(small.stdout) == 200008
+    with box._backend.open(request(max_output_bytes=1000)) as tight:
+        cut = tight.exec([PY, "-c", "import sys; sys.stdout.write('HEAD' + 'x' * 200000 + 'TAIL'); "
+                                    "sys.stderr.write('e' * 50)"])
+        assert cut.output_truncated and cut.exit_code == 0
+        assert cut.stdout.startswith("HEAD") and cut.stdout.endswith("TAIL")
+        assert len(cut.stdout) < 1100 and "bytes dropped" in cut.stdout
+        assert cut.stderr == "e" * 50
+
+
+def test_file_size_limit(backend):
+    with backend.open(request(max_file_size_mb=1)) as box:
+        result = py(box, """
+            import errno
+            with open('/app/big', 'wb', buffering=0) as f:
+                f.write(b'x' * (1 << 20))
+                try:
+                    f.write(b'y')
+                    print('wrote past the limit')
+                except OSError as exc:
+                    print(errno.errorcode[exc.errno])
+        """)
+        assert result.stdout.strip() == "EFBIG", result
+        assert box.exec("dd if=/dev/zero of=/tmp/dd bs=1M count=3 2>/dev/null").exit_code != 0
+        assert box.exec("stat -c %s /tmp/dd").stdout.strip() == str(1 << 20)
+        with pytest.raises(OSError) as info:  # the file operations obey the same cap
+            box.write_file("huge", b"x" * (2 << 20))
+        assert info.value.errno == errno.EFBIG
+
+
+def test_wall_time_kills_the_command_and_its_orphans(backend):
+    with backend.open(request()) as box:
+        ns = os.readlink(f"/proc/{box.init_pid}/ns/pid")
+        started = time.monotonic()
+        result = box.exec("(sleep 1111.25 &); setsid sleep 1111.5 & sleep 1111.75", timeout_s=1)
+        assert result.timed_out and not result.ok
+        assert time.monotonic() - started < 4
+        assert wait_until(lambda: host_pids_with_cmdline("1111.") == [], 5)
+        assert host_pids_in_pidns(ns) == [box.init_pid]
+        assert box.exec("echo alive").stdout == "alive\n"
+
+
+# ----------------------------------------------------------------------------- file operations
+
+def test_planted_symlink_reads_the_sandbox_file(box):
+    box.exec("ln -s /etc/passwd x; ln -s /etc/shadow y; ln -s " + REPO + "/README.md z")
+    assert b"sandbox:x:65534" in box.read_file("x")
+    assert box.read_file("x") != open("/etc/passwd", "rb").read()
+    for name in ("y", "z"):
+        with pytest.raises(FileNotFoundError):
+            box.read_file(name)
+
+
+def test_write_through_symlinked_dir_does_not_escape(box):
+    assert box.exec("ln -s /tmp d; ln -s / rootlink").exit_code == 0
+    box.write_file("d/f.txt", b"in the workspace")
+    box.write_file("rootlink/etc/passwd", b"mine")
+    assert box.exec("test -e /tmp/f.txt || echo absent").stdout == "absent\n"
+    assert box.exec("test -L /app/d || echo replaced").stdout == "replaced\n"
+    assert box.read_file("d/f.txt") == b"in the workspace"
+    assert b"sandbox:x" in box.read_file("/etc/passwd")
+    box.exec("ln -s /tmp/target link")
+    box.write_file("link", b"replaces the link")
+    assert box.exec("test -e /tmp/target || echo absent").stdout == "absent\n"
+    assert box.read_file("link") == b"replaces the link"
+
+
+def test_read_of_fifo_errors_instead_of_hanging(box):
+    assert box.exec("mkfifo pipe").exit_code == 0
+    started = time.monotonic()
+    with pytest.raises(OSError) as info:
+        box.read_file("pipe")
+    assert info.value.errno == errno.EINVAL and time.monotonic() - started < 5
+    with pytest.raises(IsADirectoryError):
+        box.read_file("/tmp")
+    assert box.alive
+
+
+# ----------------------------------------------------------------------------- teardown
+
+def test_close_is_idempotent_and_leaves_nothing(backend):
+    box = backend.open(request())
+    ns = os.readlink(f"/proc/{box.init_pid}/ns/pid")
+    sid = box._sid
+    assert box.exec("sleep 2222.5 & (setsid sleep 2222.75 &) ; echo started").stdout == "started\n"
+    assert len(host_pids_with_cmdline("2222.")) == 2  # background work outlives its command ...
+    box.close()
+    box.close()
+    assert not box.alive
+    assert wait_until(lambda: not os.path.exists(f"/proc/{box.init_pid}"))  # ... but not the sandbox
+    assert wait_until(lambda: host_pids_in_pidns(ns) == [] and host_pids_with_cmdline("2222.") == [])
+    assert wait_until(lambda: not any(d.endswith("/" + sid) for d in cgroup_dirs(backend)))
+    with open("/proc/self/mountinfo") as f:
+        assert backend._workdir not in f.read()
+    with pytest.raises(agentenv.SandboxError):
+        box.exec("true")
+
+
+def test_backend_close_removes_its_dirs_and_zygote():
+    b = NamespaceBackend(pool_size=1)
+    box = b.open(request())
+    box.exec("sleep 3333.5 &")
+    workdir, bases, zygote = b._workdir, list(b._cgroups.base.values()), b._zygote.proc.pid
+    b.close()
+    b.close()
+    assert not os.path.exists(workdir)
+    assert not any(os.path.exists(p) for p in bases)
+    assert wait_until(lambda: host_pids_with_cmdline("3333.5") == [] and not os.path.exists(f"/proc/{zygote}"))
+
+
+def test_two_backends_in_one_process_keep_their_own_cgroups():
+    first, second = NamespaceBackend(pool_size=0), NamespaceBackend(pool_size=0)
+    try:
+        assert set(first._cgroups.base.values()).isdisjoint(second._cgroups.base.values())
+        first.open(request()).close()
+        first.close()
+        with second.open(request(memory_mb=64)) as box:
+            if second._cgroups.mode == "rlimit":
+                pytest.skip("no writable cgroup hierarchy on this host")
+            assert box.isolation.features["memory"] == f"cgroup {second._cgroups.mode}"
+            assert py(box, "x = bytearray(400 << 20); x[::4096] = b'y' * len(x[::4096])").oom_killed
+    finally:
+        first.close()
+        second.close()
+
+
+def _descendants(pid: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(name))
+    out, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.add(child)
+            todo.append(child)
+    return out
+
+
+def _snapshot(b: NamespaceBackend) -> dict:
+    zygote = b._zygote.proc.pid
+    return {
+        "sandboxes": b.open_count(),
+        "processes": len(_descendants(zygote)),
+        "our fds": len(os.listdir("/proc/self/fd")),
+        "zygote fds": len(os.listdir(f"/proc/{zygote}/fd")),
+        "cgroup dirs": len(cgroup_dirs(b)),
+        "temp entries": sorted(os.listdir(tempfile.gettempdir())),
+        "workdir entries": sorted(os.listdir(b._workdir)),
+    }
+
+
+def test_thousand_episodes_leak_nothing(pristine, tmp_path, monkeypatch):
+    # a private temp dir: other agentenv processes on this host create theirs in /tmp meanwhile
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    b = NamespaceBackend(pool_size=1)
+    try:
+        def settled():
+            # the pool refills while idle: one warm sandbox (a keeper and its init) is expected
+            return b.open_count() == 0 and len(_descendants(b._zygote.proc.pid)) == 2
+
+        with b.open(request(pristine)) as box:
+            box.exec(["true"])
+        assert wait_until(settled)
+        before = _snapshot(b)
+        for i in range(1000):
+            with b.open(request(pristine)) as box:
+                result = box.exec(["true"]) if i % 10 else box.exec("echo x > f; sleep 1000 & cat f")
+                assert result.exit_code == 0
+            if i % 200 == 199:
+                print(f"{i + 1} episodes", flush=True)
+        assert wait_until(settled, 20)
+        assert wait_until(lambda: _snapshot(b) == before, 10), {
+            key: (value, _snapshot(b)[key]) for key, value in before.items() if _snapshot(b)[key] != value}
+        assert host_pids_with_cmdline("sleep\x001000\x00") == []
+    finally:
+        b.close()
+
+
+def test_caller_death_kills_every_sandbox(tmp_path):
+    marker = "4444.125"
+    script = tmp_path / "caller.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {REPO!r})
+        from agentenv._sandbox import RuntimeEnv, SandboxRequest
+        from agentenv.builtin.namespace import NamespaceBackend
+        b = NamespaceBackend()
+        box = b.open(SandboxRequest(RuntimeEnv("sh")))
+        print(box._sid, flush=True)
+        box.exec("sleep {marker}")
+    """))
+    env = {**os.environ, "AGENTENV_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        sid = child.stdout.readline().strip()
+        assert sid, "the child could not open a sandbox"
+        assert wait_until(lambda: host_pids_with_cmdline(marker) != [], 10)
+        zygote = int(sid.split("-")[0])
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        assert wait_until(lambda: host_pids_with_cmdline(marker) == [], 10)
+        assert wait_until(lambda: not os.path.exists(f"/proc/{zygote}"), 10)
+        stale = [f"/sys/fs/cgroup/{h}/agentenv-{child.pid}-0" for h in ("memory", "pids", "")]
+        namespace._remove_stale_cgroups("/sys/fs/cgroup")  # what the next backend does first
+        assert not any(os.path.exists(p) for p in stale)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
+# ----------------------------------------------------------------------------- weaker modes, refusal
+
+def _host_processes_of(uid: int) -> int:
+    n = 0
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.stat(f"/proc/{name}").st_uid == uid:
+                    n += 1
+            except OSError:
+                pass
+    return n
+
+
+def test_rlimit_fallback_is_reported_and_still_bites():
+    b = NamespaceBackend(pool_size=0, cgroups=False)
+    # RLIMIT_NPROC counts every process of the sandbox uid on this host (other sandboxes too)
+    nproc = _host_processes_of(65534) + 24
+    try:
+        with b.open(request(memory_mb=200, max_processes=nproc, cpu_time_s=1)) as box:
+            assert any("rlimit" in w for w in box.isolation.warnings), box.isolation
+            assert box.isolation.features["memory"] == "rlimit"
+            assert cgroup_dirs(b) == []
+            mem = py(box, """
+                try:
+                    x = bytearray(400 << 20); print('allocated')
+                except MemoryError:
+                    print('MemoryError')
+            """)
+            assert mem.stdout.strip() == "MemoryError", mem
+            forks = py(box, f"""
+                import errno, os, time
+                n = 0
+                for _ in range({nproc + 100}):
+                    try:
+                        if os.fork() == 0:
+                            time.sleep(30); os._exit(0)
+                        n += 1
+                    except OSError as exc:
+                        print(n, errno.errorcode[exc.errno]); break
+            """, timeout_s=5)
+            n, err = forks.stdout.split()
+            assert err == "EAGAIN" and int(n) < nproc, forks
+            spin = py(box, "while True: pass", timeout_s=10)
+            assert spin.exit_code in (-signal.SIGXCPU, -signal.SIGKILL) and not spin.timed_out, spin
+    finally:
+        b.close()
+
+
+def test_non_root_is_refused_with_the_reason_and_the_fix(tmp_path):
+    site_packages = os.path.join(sys.prefix, "lib", f"python{sys.version_info[0]}.{sys.version_info[1]}",
+                                 "site-packages")
+    interpreter = f"/usr/bin/python{sys.version_info[0]}.{sys.version_info[1]}"
+    if not os.path.exists(interpreter) or not os.path.isdir(site_packages):
+        pytest.skip(f"needs {interpreter} and {site_packages} readable by an unprivileged user")
+    code = textwrap.dedent(f"""
+        import site, sys
+        site.addsitedir({site_packages!r})
+        sys.path.insert(0, {REPO!r})
+        import agentenv
+        from agentenv.builtin.namespace import NamespaceBackend
+        print("REASON", NamespaceBackend.availability().reason)
+        try:
+            agentenv.get_backend("auto")
+            print("RAN")
+        except agentenv.BackendUnavailable as exc:
+            print("REFUSED", exc)
+        try:
+            NamespaceBackend()
+        except agentenv.BackendUnavailable as exc:
+            print("DIRECT", exc)
+    """)
+    out = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", interpreter, "-I", "-c", code],
+                         capture_output=True, text=True, timeout=120, cwd=str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert "REASON the namespace backend needs root" in out.stdout and "backend='docker'" in out.stdout
+    assert "RAN" not in out.stdout
+    refused = out.stdout.split("REFUSED", 1)[1]
+    assert "never runs untrusted code unconfined" in refused
+    for name in agentenv.registry().backends:
+        assert f"{name}: " in refused, (name, refused)
+    assert "DIRECT the namespace backend needs root" in out.stdout
