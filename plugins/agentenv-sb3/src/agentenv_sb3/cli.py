@@ -1,0 +1,63 @@
+"""``agentenv train`` and ``agentenv train-text``."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def configure_train(p) -> None:
+    p.add_argument("--suite", default=None, help="suite name or path (default: sb3.repair for edit-choice, "
+                   "sb3.synth for tokens)")
+    p.add_argument("--wrapper", choices=("edit-choice", "tokens"), default="edit-choice")
+    p.add_argument("--algo", choices=("ppo", "a2c", "dqn"), default="ppo")
+    p.add_argument("--steps", type=int, default=3000, help="environment steps (default 3000)")
+    p.add_argument("--envs", type=int, default=4, help="parallel environments (default 4)")
+    p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda[:N]")
+    p.add_argument("--out", default="runs/train", help="output folder (default runs/train)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--k", type=int, default=8, help="edit-choice: candidate edits (actions)")
+    p.add_argument("--rounds", type=int, default=3, help="edit-choice: edits per episode")
+    p.add_argument("--max-tokens", type=int, default=6, help="tokens: program length limit")
+    p.add_argument("--subproc", action="store_true", help="SubprocVecEnv (forkserver) instead of DummyVecEnv")
+    p.add_argument("--no-cache", action="store_true", help="run every workspace state in a sandbox, even seen ones")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+
+
+def run_train(args) -> int:
+    from .train import train
+
+    result = train(suite=args.suite, wrapper=args.wrapper, algo=args.algo, steps=args.steps, envs=args.envs,
+                   device=args.device, out=args.out, seed=args.seed, k=args.k, rounds=args.rounds,
+                   max_tokens=args.max_tokens, cache=not args.no_cache, subproc=args.subproc,
+                   progress_bar=not args.no_progress and sys.stderr.isatty(), say=_say)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=1))
+    else:
+        for task_id, rate in result.evaluation["per_task"].items():
+            print(f"{task_id:<32} {'solved' if rate >= 1 else 'unsolved' if rate == 0 else f'{rate:.2f}'}")
+        print(f"model: {result.model_path}  (agentenv eval --agent sb3:{result.model_path})")
+    return 0
+
+
+def configure_train_text(p) -> None:
+    p.add_argument("--suite", default="sb3.synth", help="suite of single-shot tasks (default sb3.synth)")
+    p.add_argument("--iterations", type=int, default=20)
+    p.add_argument("--group", type=int, default=8, help="completions sampled per task and iteration")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--out", default="runs/text")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def run_train_text(args) -> int:
+    from .text_policy import train_text_policy
+
+    log = train_text_policy(suite=args.suite, iterations=args.iterations, group=args.group, device=args.device,
+                            out=args.out, seed=args.seed, say=_say)
+    print(f"{len(log)} task-rounds logged to {args.out}/text_policy.csv")
+    return 0

@@ -1,0 +1,2 @@
+def clamp(x, lo, hi):
+    return min(hi, max(lo, x))

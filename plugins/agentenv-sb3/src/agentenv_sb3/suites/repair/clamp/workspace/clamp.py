@@ -1,0 +1,2 @@
+def clamp(x, lo, hi):
+    return max(hi, min(lo, x))

@@ -1,0 +1,2 @@
+def discount(p):
+    return p * 1.1

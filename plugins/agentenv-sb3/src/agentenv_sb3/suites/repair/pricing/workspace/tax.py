@@ -1,0 +1,2 @@
+def tax(p):
+    return p + 20

@@ -1,0 +1,2 @@
+def title(s):
+    return ' '.join(w.capitalize() for w in s.split())

@@ -1,0 +1,2 @@
+def title(s):
+    return s.capitalize()

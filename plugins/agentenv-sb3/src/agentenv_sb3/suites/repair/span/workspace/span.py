@@ -1,0 +1,2 @@
+def span(a, b):
+    return list(range(a, b))

@@ -1,0 +1,5 @@
+def count_words(text):
+    out = {}
+    for w in text.split():
+        out[w] = out.get(w, 0) + 1
+    return out

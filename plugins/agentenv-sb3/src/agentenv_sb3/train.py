@@ -1,0 +1,307 @@
+"""``agentenv train``: PPO / A2C / DQN on a suite through one of the wrappers.
+
+Writes into ``out``: ``model.zip`` + ``train.json`` (what ``sb3:DIR/model.zip`` needs to rebuild
+the wrapper), ``curve.csv`` (environment steps, mean episode reward and success rate of the
+recent episodes), ``progress.csv`` (SB3's logger), ``tb/`` (TensorBoard, when installed),
+``checkpoints/`` and ``learning_curve.png`` with the random-policy baseline on the same axes.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import json
+import os
+import sys
+import time
+from collections import deque
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ._common import CACHE, TrainingError, resolve_tasks
+
+WRAPPERS = ("edit-choice", "tokens")
+ALGOS = ("ppo", "a2c", "dqn")
+DEFAULT_SUITE = {"edit-choice": "sb3.repair", "tokens": "sb3.synth"}
+
+
+def resolve_device(device: str = "auto", say: Callable[[str], None] | None = print) -> str:
+    """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; says which and why."""
+    import torch
+
+    if device not in ("auto", "cpu", "cuda") and not device.startswith("cuda:"):
+        raise TrainingError(f"--device must be auto, cpu or cuda[:N], not {device!r}")
+    if device == "auto":
+        chosen = "cuda" if torch.cuda.is_available() else "cpu"
+        why = f"auto: {torch.cuda.get_device_name(0)}" if chosen == "cuda" else "auto: no CUDA device found"
+    else:
+        if device.startswith("cuda") and not torch.cuda.is_available():
+            raise TrainingError(f"--device {device} was asked for but torch sees no CUDA device "
+                                f"(torch {torch.__version__}); use --device auto or cpu")
+        chosen, why = device, "as asked"
+    if say:
+        say(f"device: {chosen} ({why})")
+    return chosen
+
+
+def make_wrapped_env(wrapper: str, suite: str | None = None, tasks: Any = None, **kwargs: Any):
+    """One wrapped env (picklable through functools.partial, for SubprocVecEnv workers)."""
+    if wrapper == "edit-choice":
+        from .edit_choice import EditChoiceEnv
+
+        return EditChoiceEnv(tasks=tasks, suite=suite, **kwargs)
+    if wrapper == "tokens":
+        from .tokens import TokenSynthesisEnv
+
+        return TokenSynthesisEnv(tasks=tasks, suite=suite, **kwargs)
+    raise TrainingError(f"--wrapper must be one of {', '.join(WRAPPERS)}, not {wrapper!r}")
+
+
+def wrapper_kwargs(wrapper: str, k: int = 8, rounds: int = 3, max_tokens: int = 6, cache: bool = True) -> dict:
+    if wrapper == "edit-choice":
+        return {"k": k, "rounds": rounds, "cache": cache}
+    return {"max_tokens": max_tokens, "cache": cache}
+
+
+# ---------------------------------------------------------------------------- baselines and evaluation
+
+def random_baseline(env, episodes: int, seed: int = 0) -> dict[str, float]:
+    """Mean episode reward and success rate of uniformly random actions."""
+    rng = np.random.default_rng(seed)
+    rewards, successes = [], []
+    for i in range(episodes):
+        env.reset(seed=seed + i)
+        total, done, info = 0.0, False, {}
+        while not done:
+            _, r, term, trunc, info = env.step(int(rng.integers(env.action_space.n)))
+            total += r
+            done = term or trunc
+        rewards.append(total)
+        successes.append(float(info.get("success", False)))
+    return {"episodes": episodes, "mean_reward": float(np.mean(rewards)), "success_rate": float(np.mean(successes))}
+
+
+def evaluate_policy_per_task(model, env, deterministic: bool = True, episodes_per_task: int = 1) -> dict[str, Any]:
+    """Run *model* on every task of *env*; success rate overall and per task."""
+    per_task: dict[str, float] = {}
+    rewards = []
+    for task in env.tasks:
+        wins = 0
+        for e in range(episodes_per_task):
+            obs, _ = env.reset(seed=e, options={"task_id": task.task_id})
+            total, done, info = 0.0, False, {}
+            while not done:
+                action, _ = model.predict(obs, deterministic=deterministic)
+                obs, r, term, trunc, info = env.step(int(action))
+                total += r
+                done = term or trunc
+            wins += bool(info.get("success"))
+            rewards.append(total)
+        per_task[task.task_id] = wins / episodes_per_task
+    return {"success_rate": float(np.mean(list(per_task.values()))), "mean_reward": float(np.mean(rewards)),
+            "per_task": per_task}
+
+
+def random_search_solved(env, tries_per_task: int, seed: int = 0) -> dict[str, bool]:
+    """Which tasks uniformly random action sequences solve within *tries_per_task* episodes."""
+    rng = np.random.default_rng(seed)
+    solved = {}
+    for task in env.tasks:
+        solved[task.task_id] = False
+        for i in range(tries_per_task):
+            env.reset(seed=seed + i, options={"task_id": task.task_id})
+            done, info = False, {}
+            while not done:
+                _, _, term, trunc, info = env.step(int(rng.integers(env.action_space.n)))
+                done = term or trunc
+            if info.get("success"):
+                solved[task.task_id] = True
+                break
+    return solved
+
+
+# ---------------------------------------------------------------------------- training
+
+@dataclass
+class TrainResult:
+    out: str
+    model_path: str
+    device: str
+    steps: int
+    seconds: float
+    steps_per_s: float
+    curve: list[dict[str, float]] = field(default_factory=list)
+    random: dict[str, float] = field(default_factory=dict)
+    evaluation: dict[str, Any] = field(default_factory=dict)
+    cache: dict[str, int] = field(default_factory=dict)
+    episodes: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _curve_callback(curve: list[dict[str, float]], every: int, window: int):
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class CurveCallback(BaseCallback):
+        """Mean reward and success rate of the last *window* finished episodes, every *every* steps."""
+
+        def __init__(self):
+            super().__init__()
+            self.rewards: deque = deque(maxlen=window)
+            self.successes: deque = deque(maxlen=window)
+            self.next_at = every
+            self.episodes = 0
+
+        def _on_step(self) -> bool:
+            for info, done in zip(self.locals.get("infos", []), self.locals.get("dones", [])):
+                if done and "episode" in info:
+                    self.episodes += 1
+                    self.rewards.append(float(info["episode"]["r"]))
+                    self.successes.append(float(bool(info.get("success"))))
+            if self.num_timesteps >= self.next_at and self.rewards:
+                curve.append({"steps": self.num_timesteps, "mean_reward": float(np.mean(self.rewards)),
+                              "success_rate": float(np.mean(self.successes))})
+                self.next_at += every
+            return True
+
+    return CurveCallback()
+
+
+ALGO_DEFAULTS: dict[str, dict[str, dict[str, Any]]] = {
+    # short episodes (a few rounds / tokens): small rollouts, a short horizon, some entropy
+    "ppo": {"edit-choice": {"n_steps": 64, "batch_size": 64, "n_epochs": 8, "gamma": 0.9, "learning_rate": 1e-3,
+                            "ent_coef": 0.01},
+            "tokens": {"n_steps": 128, "batch_size": 128, "n_epochs": 6, "gamma": 1.0, "learning_rate": 1e-3,
+                       "ent_coef": 0.02}},
+    "a2c": {"edit-choice": {"n_steps": 8, "gamma": 0.9, "learning_rate": 2e-3, "ent_coef": 0.01},
+            "tokens": {"n_steps": 16, "gamma": 1.0, "learning_rate": 1e-3, "ent_coef": 0.02}},
+    "dqn": {"edit-choice": {"learning_starts": 200, "buffer_size": 20_000, "gamma": 0.9, "learning_rate": 1e-3,
+                            "exploration_fraction": 0.5, "target_update_interval": 250, "train_freq": 4},
+            "tokens": {"learning_starts": 500, "buffer_size": 50_000, "gamma": 1.0, "learning_rate": 5e-4,
+                       "exploration_fraction": 0.5, "target_update_interval": 500, "train_freq": 4}},
+}
+
+
+def train(suite: str | None = None, wrapper: str = "edit-choice", algo: str = "ppo", steps: int = 3000,
+          envs: int = 4, device: str = "auto", out: str = "runs/train", seed: int = 0, k: int = 8, rounds: int = 3,
+          max_tokens: int = 6, cache: bool = True, subproc: bool = False, progress_bar: bool = True,
+          tensorboard: bool = True, random_episodes: int = 200, checkpoints: int = 4, plot: bool = True,
+          curve_every: int | None = None, say: Callable[[str], None] = print, **algo_kwargs: Any) -> TrainResult:
+    """Train *algo* on *suite* through *wrapper*; see the module docstring for what is written."""
+    if wrapper not in WRAPPERS:
+        raise TrainingError(f"--wrapper must be one of {', '.join(WRAPPERS)}, not {wrapper!r}")
+    if algo not in ALGOS:
+        raise TrainingError(f"--algo must be one of {', '.join(ALGOS)}, not {algo!r}")
+    if steps < 1 or envs < 1:
+        raise TrainingError(f"--steps and --envs must be >= 1, not {steps} and {envs}")
+    import stable_baselines3 as sb3
+    from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    suite = suite or DEFAULT_SUITE[wrapper]
+    tasks = resolve_tasks(suite=suite)  # fail early, with the suite's own error, before any worker starts
+    dev = resolve_device(device, say)
+    if dev == "cpu":
+        import torch
+
+        # tiny MLPs gain nothing from intra-op threads, and they compete with the sandboxes for cores
+        torch.set_num_threads(1)
+    os.makedirs(out, exist_ok=True)
+    kwargs = wrapper_kwargs(wrapper, k, rounds, max_tokens, cache)
+    env_fn = functools.partial(make_wrapped_env, wrapper, suite, None, **kwargs)
+    vec_cls, vec_kwargs = (SubprocVecEnv, {"start_method": "forkserver"}) if subproc and envs > 1 else (DummyVecEnv, None)
+    vec = make_vec_env(env_fn, n_envs=envs, seed=seed, vec_env_cls=vec_cls, vec_env_kwargs=vec_kwargs)
+
+    from stable_baselines3.common.logger import Logger, make_output_format
+
+    outputs = [make_output_format("csv", out)]
+    if tensorboard:
+        try:
+            import tensorboard as _tb  # noqa: F401
+
+            outputs.append(make_output_format("tensorboard", os.path.join(out, "tb")))
+        except ImportError:
+            say("tensorboard is not installed: logging CSV only (pip install 'agentenv-sb3[tensorboard]')")
+    logger = Logger(out, outputs)
+    params = {**ALGO_DEFAULTS[algo][wrapper], **algo_kwargs}
+    cls = {"ppo": sb3.PPO, "a2c": sb3.A2C, "dqn": sb3.DQN}[algo]
+    model = cls("MlpPolicy", vec, seed=seed, device=dev, verbose=0, **params)
+    model.set_logger(logger)
+
+    curve: list[dict[str, float]] = []
+    every = curve_every or max(steps // 20, envs)
+    callbacks = [_curve_callback(curve, every, window=max(4 * envs, 20))]
+    if checkpoints > 0:
+        callbacks.append(CheckpointCallback(save_freq=max(steps // (checkpoints * envs), 1),
+                                            save_path=os.path.join(out, "checkpoints"), name_prefix="model"))
+    say(f"training {algo.upper()} on {suite} ({len(tasks)} tasks, wrapper {wrapper}) for {steps} steps "
+        f"with {envs} env(s)")
+    hits0, misses0 = CACHE.hits, CACHE.misses
+    start = time.perf_counter()
+    model.learn(total_timesteps=steps, callback=CallbackList(callbacks), progress_bar=progress_bar)
+    seconds = time.perf_counter() - start
+    vec.close()
+    model_path = os.path.join(out, "model.zip")
+    model.save(model_path)
+    meta = {"algo": algo, "wrapper": wrapper, "suite": suite, "tasks": [t.task_id for t in tasks],
+            "wrapper_kwargs": kwargs, "steps": steps, "seed": seed, "device": dev}
+    with open(os.path.join(out, "train.json"), "w") as f:
+        json.dump(meta, f, indent=2)
+
+    probe = make_wrapped_env(wrapper, suite, None, **kwargs)
+    try:
+        say(f"random-policy baseline over {random_episodes} episodes ...")
+        baseline = random_baseline(probe, random_episodes, seed=seed + 10_000)
+        evaluation = evaluate_policy_per_task(model, probe, deterministic=True)
+    finally:
+        probe.close()
+    result = TrainResult(out, model_path, dev, int(model.num_timesteps), seconds, model.num_timesteps / seconds,
+                         curve, baseline, evaluation,
+                         {"hits": CACHE.hits - hits0, "misses": CACHE.misses - misses0} if not subproc else {},
+                         callbacks[0].episodes)
+    _write_curve(os.path.join(out, "curve.csv"), curve)
+    with open(os.path.join(out, "result.json"), "w") as f:
+        json.dump(result.to_json(), f, indent=2)
+    if plot:
+        plot_curve(os.path.join(out, "learning_curve.png"), curve, baseline, f"{algo.upper()} on {suite} ({wrapper})")
+    say(f"done: {result.steps} steps in {seconds:.1f} s ({result.steps_per_s:.0f} steps/s on {dev}); "
+        f"policy success rate {evaluation['success_rate']:.2f} (deterministic, every task), "
+        f"random {baseline['success_rate']:.2f}; wrote {out}")
+    return result
+
+
+def _write_curve(path: str, curve: list[dict[str, float]]) -> None:
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["steps", "mean_reward", "success_rate"])
+        writer.writeheader()
+        writer.writerows(curve)
+
+
+def plot_curve(path: str, curve: list[dict[str, float]], baseline: dict[str, float], title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    xs = [p["steps"] for p in curve]
+    for ax, key, label in ((axes[0], "mean_reward", "mean episode reward"), (axes[1], "success_rate", "success rate")):
+        ax.plot(xs, [p[key] for p in curve], marker=".", label="policy")
+        ax.axhline(baseline[key], color="gray", linestyle="--", label="random policy")
+        ax.set_xlabel("environment steps")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower right")
+    axes[1].set_ylim(-0.05, 1.05)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def main_print(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
