@@ -12,4 +12,5 @@ DEFAULT_PLUGINS = (
     "agentenv.builtin.suites_cli",
     "agentenv.builtin.agents_extra",
     "agentenv.builtin.evaluation",
+    "agentenv.builtin.audit_cli",
 )
