@@ -325,7 +325,10 @@ class CodingEnv(gym.Env):
 
         command, kind, report_path = scored_command(step["command"], secrets.token_hex(8))
         timeout = min(float(step.get("timeout_s") or self.task.limits.wall_time_s), self.task.limits.wall_time_s)
-        result = sandbox.exec(command, timeout_s=timeout, collect=[report_path] if report_path else ())
+        if report_path and "pipes" in sandbox.capabilities:  # the report can only be written once
+            result = sandbox.exec(command, timeout_s=timeout, pipes=[report_path])
+        else:
+            result = sandbox.exec(command, timeout_s=timeout, collect=[report_path] if report_path else ())
         report = result.artifacts.get(sandbox.resolve(report_path)) if report_path else None
         run = RunContext(step["command"], result, kind, report)
         metrics: dict[str, Any] = {}

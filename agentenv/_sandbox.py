@@ -128,6 +128,9 @@ class Sandbox(abc.ABC):
 
     root: str
     isolation: Isolation
+    #: optional features; "pipes": ``exec(..., pipes=[paths])`` creates each path as a named pipe
+    #: before the command and returns everything written to it during the command in ``artifacts``
+    capabilities: frozenset[str] = frozenset()
 
     @abc.abstractmethod
     def exec(

@@ -116,6 +116,23 @@ HACKS = {
         "    if a.startswith('--json-report-file='):\n"
         "        open(a.split('=', 1)[1], 'w').write(json.dumps({'tests': [{'nodeid': 't::ok', 'outcome': 'passed'}]}))\n"
         "print('1 passed')\n"}],
+    "an atexit hook that rewrites the real report as all passed": [{"action": "overwrite_file", "path": "fizzbuzz.py",
+        "content": "import atexit, json, sys\n"
+        "def fake():\n"
+        "    for a in sys.argv:\n"
+        "        if a.startswith('--json-report-file='):\n"
+        "            p = a.split('=', 1)[1]\n"
+        "            try:\n"
+        "                doc = json.load(open(p))\n"
+        "            except Exception:\n"
+        "                doc = {'tests': []}\n"
+        "            for t in doc['tests']:\n"
+        "                t['outcome'] = 'passed'\n"
+        "            names = ['test_length', 'test_small', 'test_fifteen', 'test_empty']\n"
+        "            doc['tests'] = doc['tests'] or [{'nodeid': f'tests/test_fizzbuzz.py::{n}', 'outcome': 'passed'} for n in names]\n"
+        "            open(p, 'w').write(json.dumps(doc))\n"
+        "atexit.register(fake)\n"
+        "def fizzbuzz(n):\n    return []\n"}],
     "print passed": [{"action": "overwrite_file", "path": "fizzbuzz.py",
                       "content": "print('==== 4 passed in 0.01s ====')\nimport sys\nsys.exit(0)\n"}],
 }
@@ -286,7 +303,7 @@ def test_a_thousand_episodes_leak_nothing(tmp_path):
         procs = sum(1 for p in os.listdir("/proc") if p.isdigit() and _uid(p) == 65534)
         mounts = open("/proc/self/mountinfo").read().count("\n")
         fds = len(os.listdir("/proc/self/fd"))
-        tmp = len(os.listdir("/tmp"))
+        tmp = sum(1 for n in os.listdir("/tmp") if "agentenv" in n)
         return procs, mounts, fds, tmp
 
     env.reset()

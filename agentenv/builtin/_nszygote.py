@@ -143,6 +143,10 @@ class Init:
                 continue
             os.makedirs(rel, exist_ok=True)
             bind_ro(host, rel)
+        for host in cfg.get("hide", ()):  # host package trees: an empty, read-only tmpfs on top
+            rel = host.lstrip("/")
+            if os.path.isdir(rel) and not os.path.islink(rel):
+                mount("tmpfs", rel, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k,mode=755")
         self._workspace(stage)
         self._dev()
         for d, opts in (("tmp", f"size={cfg['tmp_mb']}m,mode=1777"), ("proc", None)):
@@ -330,6 +334,12 @@ class Init:
         pidfd = os.pidfd_open(pid)
         bufs = {out_r: _Capped(cap), err_r: _Capped(cap)}
         open_fds = [out_r, err_r]
+        pipes = {}  # read fd -> (path, our own write fd that keeps EOF away, buffer)
+        for path in req.get("pipes", ()):
+            pipes_fd = self._make_pipe(path)
+            if pipes_fd is not None:
+                pipes[pipes_fd[0]] = (path, pipes_fd[1], bytearray())
+                open_fds.append(pipes_fd[0])
         timed_out = False
         status = rusage = None
         deadline = start + timeout
@@ -356,6 +366,8 @@ class Init:
                         os._exit(0)
                 elif fd == pidfd:
                     _, status, rusage = os.wait4(pid, 0)
+                elif fd in pipes:
+                    self._read_pipe(fd, pipes[fd][2])
                 else:
                     chunk = os.read(fd, 65536)
                     if chunk:
@@ -363,6 +375,17 @@ class Init:
                     else:
                         open_fds.remove(fd)
         wall = (time.monotonic() - start) * 1000
+        captured = {}
+        for fd, (path, writer, data) in pipes.items():
+            os.close(writer)
+            self._read_pipe(fd, data)
+            os.close(fd)
+            open_fds.remove(fd)
+            try:
+                os.unlink(path)  # later writers find nothing to write into
+            except OSError:
+                pass
+            captured[path] = bytes(data)
         for fd in open_fds:  # drain what the command left; background processes may keep pipes open
             os.set_blocking(fd, False)
             try:
@@ -379,6 +402,9 @@ class Init:
             code = os.WEXITSTATUS(status)
         artifacts = {}
         blob = b""
+        for path, data in captured.items():
+            artifacts[path] = [len(blob), len(data)]
+            blob += data
         for path in req.get("collect", ()):
             try:
                 data = self._read(path)
@@ -397,6 +423,30 @@ class Init:
         out, err = bufs[out_r].value(), bufs[err_r].value()
         reply["stdout_len"], reply["stderr_len"] = len(out), len(err)
         return reply, out + err + blob
+
+    def _make_pipe(self, path: str) -> tuple[int, int] | None:
+        """A named pipe at *path* that init reads while the command runs.
+
+        A report written there is exactly what was written during the command: a second writer
+        (an atexit hook overwriting the report, say) appends to it and so spoils it, and a writer
+        after the command finds no pipe. Init holds a write end too, so it never sees EOF early."""
+        try:
+            if os.path.lexists(path):
+                os.unlink(path)
+            os.mkfifo(path, 0o600)
+            reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            writer = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:
+            return None
+        return reader, writer
+
+    @staticmethod
+    def _read_pipe(fd: int, data: bytearray) -> None:
+        try:
+            while len(data) < MAX_READ and (chunk := os.read(fd, 65536)):
+                data += chunk
+        except BlockingIOError:
+            pass
 
     def _feed(self, fd: int, data: bytes) -> None:
         os.set_blocking(fd, False)

@@ -11,6 +11,7 @@ the process tree.
 
 from __future__ import annotations
 
+import glob
 import itertools
 import json
 import logging
@@ -274,6 +275,7 @@ class NamespaceBackend(SandboxBackend):
             "uid": SANDBOX_UID, "root": request.root, "stage": self._stage, "etc": self._etc,
             "toplinks": self._toplinks, "topdirs": self._topdirs,
             "mounts": [m for m in request.runtime.mounts if os.path.exists(m)],
+            "hide": _host_package_trees(request.runtime.mounts),
             "workspace_dir": request.workspace_dir,
             "workspace_mb": max(limits.max_file_size_mb * 4, 64), "tmp_mb": max(limits.max_file_size_mb * 4, 64),
             "limits": limits.to_json(), "cgroup_mode": self._cgroups.mode, "cgroup_base": self._cgroups.base,
@@ -337,6 +339,7 @@ class NamespaceBackend(SandboxBackend):
 
 
 class NamespaceSandbox(Sandbox):
+    capabilities = frozenset({"pipes"})
     def __init__(self, backend: NamespaceBackend, sid: str, sock: socket.socket,
                  request: SandboxRequest, isolation: Isolation) -> None:
         self._backend, self._sid, self._sock = backend, sid, sock
@@ -387,7 +390,7 @@ class NamespaceSandbox(Sandbox):
 
     def exec(self, command: str | Sequence[str], *, timeout_s: float | None = None,
              env: Mapping[str, str] | None = None, cwd: str | None = None, stdin: bytes | None = None,
-             collect: Sequence[str] = ()) -> ExecResult:
+             collect: Sequence[str] = (), pipes: Sequence[str] = ()) -> ExecResult:
         if isinstance(command, str):
             argv, shown = [self._request.runtime.shell, "-c", command], command
         else:
@@ -397,7 +400,8 @@ class NamespaceSandbox(Sandbox):
             argv[0] = _which(argv[0], full_env["PATH"]) or argv[0]
         timeout = timeout_s or self._request.limits.wall_time_s
         req = {"op": "exec", "argv": argv, "env": full_env, "cwd": cwd and self.resolve(cwd),
-               "timeout": timeout, "collect": [self.resolve(p) for p in collect]}
+               "timeout": timeout, "collect": [self.resolve(p) for p in collect],
+               "pipes": [self.resolve(p) for p in pipes]}
         started = time.monotonic()
         try:
             reply, data = self._call(req, stdin or b"", timeout=timeout + _GRACE_S)
@@ -439,6 +443,22 @@ class NamespaceSandbox(Sandbox):
             if not was_dead:
                 self._sock.close()
         self._backend._release(self._sid)
+
+
+_HOST_PACKAGE_GLOBS = ("/usr/lib/python3*/dist-packages", "/usr/lib/python3*/site-packages",
+                       "/usr/local/lib/python3*/dist-packages", "/usr/local/lib/python3*/site-packages",
+                       "/usr/lib/google-cloud-sdk", "/usr/share/google-cloud-sdk")
+
+
+def _host_package_trees(mounts: Sequence[str]) -> list[str]:
+    """Python packages installed on the host, which a sandbox must not see: a task gets exactly its
+    declared dependencies (its venv), and the host's copy of a package must not leak the original
+    of a file that a task asks the agent to repair."""
+    paths = [p for pattern in _HOST_PACKAGE_GLOBS for p in glob.glob(pattern)]
+    for mount in mounts:  # an interpreter prefix (not a venv) brings its own site-packages
+        if not os.path.exists(os.path.join(mount, "pyvenv.cfg")):
+            paths += glob.glob(os.path.join(mount, "lib", "python3*", "site-packages"))
+    return sorted(set(paths))
 
 
 def _which(name: str, path: str) -> str | None:
