@@ -5,7 +5,7 @@ import os
 import subprocess
 import sys
 
-from conftest import REFERENCE_DOC, example
+from _paths import REFERENCE_DOC, example
 
 AGENTENV = os.path.join(os.path.dirname(sys.executable), "agentenv")
 

@@ -11,7 +11,7 @@ from gymnasium.utils.env_checker import check_env
 
 import agentenv
 from agentenv import CodingEnv, load_task, make_agent, run_episode
-from conftest import EXAMPLES, example
+from _paths import EXAMPLES, example
 
 EXAMPLE_IDS = sorted(f"agentenv/{json.load(open(p))['task_id']}-v0" for p in glob.glob(os.path.join(EXAMPLES, "*", "task.json")))
 
@@ -334,8 +334,9 @@ def _uid(pid):
 def _bundled_env_modes():
     for env_id, path in sorted(agentenv.register_envs().items()):
         task = load_task(path)
-        for mode in (["single_shot"] if task.supports_single_shot else []) + ["agentic"]:
-            yield pytest.param(path, mode, id=f"{task.task_id}-{mode}")
+        # both modes are checked on the examples above; here each task in its primary mode
+        mode = "single_shot" if task.supports_single_shot else "agentic"
+        yield pytest.param(path, mode, id=f"{task.task_id}-{mode}")
 
 
 @pytest.mark.slow

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import agentenv
 from agentenv import TaskSpecError, load_task, parse_task
-from conftest import REFERENCE_DOC, example
+from _paths import REFERENCE_DOC, example
 
 REFERENCE = {
     "task_id": "complex_code_refactor_01",
