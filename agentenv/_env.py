@@ -386,10 +386,12 @@ class CodingEnv(gym.Env):
 
     def _reward(self, runs: list[dict[str, Any]]) -> RewardResult:
         model_scores = {}
+        view = None  # the final files are read once, however many rules use a reward model
         for i, rule in enumerate(self.task.reward.rules):
             if rule.reward_model is not None:
                 model = self._registry.reward_models[rule.reward_model]
-                view = EpisodeView(self.task, self._final_files(), self.task.reference_files(), tuple(runs))
+                if view is None:
+                    view = EpisodeView(self.task, self._final_files(), self.task.reference_files(), tuple(runs))
                 model_scores[i] = model.score(view, rule.options)
         return compute_reward(self.task.reward, runs, self._registry.metrics, model_scores)
 
