@@ -40,6 +40,7 @@ from ._extension import (  # noqa: E402
     Runtime,
 )
 from ._sandbox import (  # noqa: E402
+    AgentSandbox,
     Availability,
     ExecResult,
     Isolation,
@@ -87,6 +88,7 @@ __all__ = [
     "Runtime",
     "RuntimeBuildError",
     "RuntimeEnv",
+    "AgentSandbox",
     "Sandbox",
     "SandboxBackend",
     "SandboxError",

@@ -190,6 +190,45 @@ class Sandbox(abc.ABC):
         self.close()
 
 
+class AgentSandbox(Sandbox):
+    """A sandbox run by an agent process inside it that answers framed requests (header, body).
+
+    The namespace backend's init and the Docker backend's helper speak the same requests; this
+    base turns the file operations into requests and an exec reply into an :class:`ExecResult`.
+    A subclass sends a request through :meth:`_call` and implements ``exec``, ``close`` and
+    ``alive``.
+    """
+
+    @abc.abstractmethod
+    def _call(self, header: dict[str, Any], body: bytes = b"",
+              timeout: float | None = None) -> tuple[dict[str, Any], bytes]:
+        """Send one request, return (reply header, reply body); raise SandboxError on failure."""
+
+    def read_file(self, path: str) -> bytes:
+        return self._call({"op": "read", "path": self.resolve(path)})[1]
+
+    def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
+        self._call({"op": "write", "path": self.resolve(path), "mode": mode}, data)
+
+    def remove(self, path: str) -> None:
+        self._call({"op": "remove", "path": self.resolve(path)})
+
+    def list_files(self, path: str = ".") -> list[str]:
+        return self._call({"op": "list", "path": self.resolve(path)})[0]["files"]
+
+    @staticmethod
+    def _exec_result(shown: str, reply: dict[str, Any], data: bytes) -> ExecResult:
+        """The ExecResult of an exec reply: stdout, stderr, then the artifacts, in the body."""
+        o, e = reply["stdout_len"], reply["stderr_len"]
+        artifacts = {path: data[o + e + off: o + e + off + n] for path, (off, n) in reply["artifacts"].items()}
+        return ExecResult(
+            command=shown, exit_code=reply["exit_code"],
+            stdout=data[:o].decode("utf-8", "replace"), stderr=data[o:o + e].decode("utf-8", "replace"),
+            wall_ms=reply["wall_ms"], cpu_ms=reply["cpu_ms"], peak_memory_mb=reply["peak_memory_mb"],
+            timed_out=reply["timed_out"], oom_killed=reply["oom_killed"], output_truncated=reply["truncated"],
+            artifacts=artifacts)
+
+
 @dataclass(frozen=True)
 class Availability:
     """Whether a backend can run here, and if not, why and how to fix it."""

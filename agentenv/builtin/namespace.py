@@ -27,11 +27,11 @@ from typing import Mapping, Sequence
 
 from .._errors import BackendUnavailable, SandboxError
 from .._sandbox import (
+    AgentSandbox,
     Availability,
     ExecResult,
     SANDBOX_UID,
     Isolation,
-    Sandbox,
     SandboxBackend,
     SandboxRequest,
 )
@@ -338,7 +338,7 @@ class NamespaceBackend(SandboxBackend):
         shutil.rmtree(self._workdir, ignore_errors=True)
 
 
-class NamespaceSandbox(Sandbox):
+class NamespaceSandbox(AgentSandbox):
     capabilities = frozenset({"pipes"})
     def __init__(self, backend: NamespaceBackend, sid: str, sock: socket.socket,
                  request: SandboxRequest, isolation: Isolation) -> None:
@@ -410,29 +410,7 @@ class NamespaceSandbox(Sandbox):
                 return ExecResult(shown, -9, "", "killed: wall-time limit exceeded (sandbox destroyed)",
                                   wall_ms=timeout * 1000, timed_out=True)
             raise
-        o, e = reply["stdout_len"], reply["stderr_len"]
-        artifacts = {}
-        for path, (off, n) in reply["artifacts"].items():
-            artifacts[path] = data[o + e + off: o + e + off + n]
-        return ExecResult(
-            command=shown, exit_code=reply["exit_code"],
-            stdout=data[:o].decode("utf-8", "replace"), stderr=data[o:o + e].decode("utf-8", "replace"),
-            wall_ms=reply["wall_ms"], cpu_ms=reply["cpu_ms"], peak_memory_mb=reply["peak_memory_mb"],
-            timed_out=reply["timed_out"], oom_killed=reply["oom_killed"],
-            output_truncated=reply["truncated"], artifacts=artifacts,
-        )
-
-    def read_file(self, path: str) -> bytes:
-        return self._call({"op": "read", "path": self.resolve(path)})[1]
-
-    def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
-        self._call({"op": "write", "path": self.resolve(path), "mode": mode}, data)
-
-    def remove(self, path: str) -> None:
-        self._call({"op": "remove", "path": self.resolve(path)})
-
-    def list_files(self, path: str = ".") -> list[str]:
-        return self._call({"op": "list", "path": self.resolve(path)})[0]["files"]
+        return self._exec_result(shown, reply, data)
 
     def close(self) -> None:
         with self._lock:

@@ -37,12 +37,12 @@ import docker.errors
 from docker.types import Ulimit
 
 from agentenv import (
+    AgentSandbox,
     Availability,
     BackendUnavailable,
     ExecResult,
     InfrastructureError,
     Isolation,
-    Sandbox,
     SandboxBackend,
     SandboxError,
     SandboxRequest,
@@ -415,7 +415,7 @@ class DockerBackend(SandboxBackend):
             pass
 
 
-class DockerSandbox(Sandbox):
+class DockerSandbox(AgentSandbox):
     def __init__(self, backend: DockerBackend, box: _Box, request: SandboxRequest, isolation: Isolation) -> None:
         self._backend, self._box, self._request = backend, box, request
         self.container_id, self.container_name = box.cid, box.name
@@ -485,26 +485,7 @@ class DockerSandbox(Sandbox):
         except _Expired:
             return ExecResult(shown, -9, "", "killed: wall-time limit exceeded (container killed)",
                               wall_ms=timeout * 1000, timed_out=True)
-        o, e = reply["stdout_len"], reply["stderr_len"]
-        artifacts = {path: data[o + e + off: o + e + off + n] for path, (off, n) in reply["artifacts"].items()}
-        return ExecResult(
-            command=shown, exit_code=reply["exit_code"],
-            stdout=data[:o].decode("utf-8", "replace"), stderr=data[o:o + e].decode("utf-8", "replace"),
-            wall_ms=reply["wall_ms"], cpu_ms=reply["cpu_ms"], peak_memory_mb=reply["peak_memory_mb"],
-            timed_out=reply["timed_out"], oom_killed=reply["oom_killed"], output_truncated=reply["truncated"],
-            artifacts=artifacts)
-
-    def read_file(self, path: str) -> bytes:
-        return self._call({"op": "read", "path": self.resolve(path)})[1]
-
-    def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
-        self._call({"op": "write", "path": self.resolve(path), "mode": mode}, data)
-
-    def remove(self, path: str) -> None:
-        self._call({"op": "remove", "path": self.resolve(path)})
-
-    def list_files(self, path: str = ".") -> list[str]:
-        return self._call({"op": "list", "path": self.resolve(path)})[0]["files"]
+        return self._exec_result(shown, reply, data)
 
     def close(self) -> None:
         with self._lock:
