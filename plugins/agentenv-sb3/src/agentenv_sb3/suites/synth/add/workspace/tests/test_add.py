@@ -1,17 +1,17 @@
+import pytest
+
 from prog import f
 
 
-def test_add_0():
-    assert f(0, 5) == 5
-
-
-def test_add_1():
-    assert f(3, 0) == 3
-
-
-def test_add_2():
-    assert f(2, 2) == 4
-
-
-def test_add_3():
-    assert f(7, -3) == 4
+@pytest.mark.parametrize("a, b, expected", [
+    (0, 5, 5),
+    (3, 0, 3),
+    (2, 2, 4),
+    (7, -3, 4),
+    (0, 0, 0),
+    (-4, 0, -4),
+    (1, 6, 7),
+    (0, -2, -2),
+])
+def test_add(a, b, expected):
+    assert f(a, b) == expected

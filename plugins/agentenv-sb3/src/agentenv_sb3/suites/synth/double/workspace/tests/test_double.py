@@ -1,17 +1,17 @@
+import pytest
+
 from prog import f
 
 
-def test_double_0():
-    assert f(0, 1) == 0
-
-
-def test_double_1():
-    assert f(1, 9) == 2
-
-
-def test_double_2():
-    assert f(3, 3) == 6
-
-
-def test_double_3():
-    assert f(5, 0) == 10
+@pytest.mark.parametrize("a, b, expected", [
+    (0, 1, 0),
+    (1, 9, 2),
+    (3, 3, 6),
+    (5, 0, 10),
+    (-2, 4, -4),
+    (4, 4, 8),
+    (10, 1, 20),
+    (0, 0, 0),
+])
+def test_double(a, b, expected):
+    assert f(a, b) == expected

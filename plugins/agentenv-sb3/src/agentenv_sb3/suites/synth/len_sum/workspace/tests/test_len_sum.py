@@ -1,17 +1,17 @@
+import pytest
+
 from prog import f
 
 
-def test_len_sum_0():
-    assert f('ab', 'c') == 3
-
-
-def test_len_sum_1():
-    assert f('', '') == 0
-
-
-def test_len_sum_2():
-    assert f('x', 'yyyy') == 5
-
-
-def test_len_sum_3():
-    assert f('hello', '') == 5
+@pytest.mark.parametrize("a, b, expected", [
+    ('ab', 'c', 3),
+    ('', '', 0),
+    ('x', 'yyyy', 5),
+    ('hello', '', 5),
+    ('', 'abc', 3),
+    ('aa', 'bb', 4),
+    ('q', 'r', 2),
+    ('abc', 'de', 5),
+])
+def test_len_sum(a, b, expected):
+    assert f(a, b) == expected

@@ -1,17 +1,17 @@
+import pytest
+
 from prog import f
 
 
-def test_length_0():
-    assert f('abc', 'x') == 3
-
-
-def test_length_1():
-    assert f('', 'yy') == 0
-
-
-def test_length_2():
-    assert f('hello', '') == 5
-
-
-def test_length_3():
-    assert f('zz', 'a') == 2
+@pytest.mark.parametrize("a, b, expected", [
+    ('abc', 'x', 3),
+    ('', 'yy', 0),
+    ('hello', '', 5),
+    ('a', 'bcd', 1),
+    ('xy', 'xy', 2),
+    ('abcd', 'ab', 4),
+    ('', '', 0),
+    ('qq', 'r', 2),
+])
+def test_length(a, b, expected):
+    assert f(a, b) == expected

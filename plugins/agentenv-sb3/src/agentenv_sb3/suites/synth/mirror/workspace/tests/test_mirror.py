@@ -1,17 +1,17 @@
+import pytest
+
 from prog import f
 
 
-def test_mirror_0():
-    assert f('ab', '') == 'abba'
-
-
-def test_mirror_1():
-    assert f('x', 'y') == 'xx'
-
-
-def test_mirror_2():
-    assert f('', '') == ''
-
-
-def test_mirror_3():
-    assert f('abc', 'q') == 'abccba'
+@pytest.mark.parametrize("a, b, expected", [
+    ('ab', 'z', 'abba'),
+    ('', 'q', ''),
+    ('x', '', 'xx'),
+    ('abc', 'd', 'abccba'),
+    ('aa', 'b', 'aaaa'),
+    ('noon', 'x', 'noonnoon'),
+    ('xy', '', 'xyyx'),
+    ('q', 'w', 'qq'),
+])
+def test_mirror(a, b, expected):
+    assert f(a, b) == expected

@@ -1,17 +1,17 @@
+import pytest
+
 from prog import f
 
 
-def test_mod_0():
-    assert f(7, 3) == 1
-
-
-def test_mod_1():
-    assert f(9, 4) == 1
-
-
-def test_mod_2():
-    assert f(8, 5) == 3
-
-
-def test_mod_3():
-    assert f(6, 7) == 6
+@pytest.mark.parametrize("a, b, expected", [
+    (2, 5, 2),
+    (7, 3, 1),
+    (9, 9, 0),
+    (4, 2, 0),
+    (1, 4, 1),
+    (10, 3, 1),
+    (3, 7, 3),
+    (8, 5, 3),
+])
+def test_mod(a, b, expected):
+    assert f(a, b) == expected

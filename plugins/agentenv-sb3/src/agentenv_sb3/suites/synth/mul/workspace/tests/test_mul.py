@@ -1,17 +1,17 @@
+import pytest
+
 from prog import f
 
 
-def test_mul_0():
-    assert f(3, 1) == 3
-
-
-def test_mul_1():
-    assert f(0, 7) == 0
-
-
-def test_mul_2():
-    assert f(4, 5) == 20
-
-
-def test_mul_3():
-    assert f(2, 2) == 4
+@pytest.mark.parametrize("a, b, expected", [
+    (3, 1, 3),
+    (1, 7, 7),
+    (0, 5, 0),
+    (4, 4, 16),
+    (2, -3, -6),
+    (6, 1, 6),
+    (0, 0, 0),
+    (-1, 1, -1),
+])
+def test_mul(a, b, expected):
+    assert f(a, b) == expected

@@ -1,17 +1,17 @@
+import pytest
+
 from prog import f
 
 
-def test_reverse_0():
-    assert f('abc', 'x') == 'cba'
-
-
-def test_reverse_1():
-    assert f('ab', '') == 'ba'
-
-
-def test_reverse_2():
-    assert f('', 'q') == ''
-
-
-def test_reverse_3():
-    assert f('xyz', 'z') == 'zyx'
+@pytest.mark.parametrize("a, b, expected", [
+    ('abc', 'x', 'cba'),
+    ('', 'y', ''),
+    ('ab', '', 'ba'),
+    ('racecar', 'q', 'racecar'),
+    ('xy', 'z', 'yx'),
+    ('a', 'bb', 'a'),
+    ('noon', '', 'noon'),
+    ('hello', 'w', 'olleh'),
+])
+def test_reverse(a, b, expected):
+    assert f(a, b) == expected

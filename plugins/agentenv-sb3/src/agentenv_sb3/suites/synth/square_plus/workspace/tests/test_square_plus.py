@@ -1,17 +1,17 @@
+import pytest
+
 from prog import f
 
 
-def test_square_plus_0():
-    assert f(0, 1) == 1
-
-
-def test_square_plus_1():
-    assert f(2, 0) == 4
-
-
-def test_square_plus_2():
-    assert f(3, 1) == 10
-
-
-def test_square_plus_3():
-    assert f(1, 1) == 2
+@pytest.mark.parametrize("a, b, expected", [
+    (0, 3, 3),
+    (1, 1, 2),
+    (2, 0, 4),
+    (3, -1, 8),
+    (0, 0, 0),
+    (-2, 5, 9),
+    (4, 0, 16),
+    (1, -1, 0),
+])
+def test_square_plus(a, b, expected):
+    assert f(a, b) == expected

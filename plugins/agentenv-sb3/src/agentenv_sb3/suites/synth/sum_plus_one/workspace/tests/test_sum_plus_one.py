@@ -1,17 +1,17 @@
+import pytest
+
 from prog import f
 
 
-def test_sum_plus_one_0():
-    assert f(0, 0) == 1
-
-
-def test_sum_plus_one_1():
-    assert f(2, 3) == 6
-
-
-def test_sum_plus_one_2():
-    assert f(1, 0) == 2
-
-
-def test_sum_plus_one_3():
-    assert f(4, 4) == 9
+@pytest.mark.parametrize("a, b, expected", [
+    (0, 0, 1),
+    (1, 2, 4),
+    (-1, 5, 5),
+    (4, -1, 4),
+    (2, -3, 0),
+    (0, 9, 10),
+    (-1, 0, 0),
+    (10, 10, 21),
+])
+def test_sum_plus_one(a, b, expected):
+    assert f(a, b) == expected
