@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import warnings
@@ -16,6 +17,8 @@ import pytest
 import agentenv
 from agentenv_sb3 import (VOCAB, EditChoiceEnv, TokenSynthesisEnv, TrainingError, random_baseline, resolve_device,
                           task_candidates, train, train_text_policy)
+from agentenv_sb3.tokens import expression, open_slots, parse_tokens
+from agentenv_sb3.train import risk_seeking_advantages
 
 warnings.filterwarnings("ignore", category=UserWarning)
 AGENTENV = os.path.join(os.path.dirname(sys.executable), "agentenv")
@@ -30,11 +33,11 @@ def repair():
 
 def play_tokens(env, task_id, text):
     env.reset(options={"task_id": task_id})
-    for tok in text.split() + ["<eos>"]:
+    for tok in text.split():
         obs, reward, terminated, truncated, info = env.step(VOCAB.index(tok))
         if terminated:
             return reward, info
-    raise AssertionError("the episode did not end at <eos>")
+    raise AssertionError(f"the episode did not end after {text!r}")
 
 
 # ------------------------------------------------------------------ suites and wrappers
@@ -98,19 +101,35 @@ def test_bad_candidates_name_the_file_and_field(tmp_path):
 def test_token_wrapper_scores_programs_with_the_tasks_reward():
     env = TokenSynthesisEnv(suite="sb3.synth")
     try:
-        reward, info = play_tokens(env, "sb3.synth.square_plus", "a * a + b")
-        assert reward == 1.0 and info["success"] and "return a * a + b" in info["program"]
-        reward, info = play_tokens(env, "sb3.synth.add", "a")  # f(3, 0) == 3 passes: partial credit
-        assert 0 < reward < 1 and not info["success"]
-        reward, info = play_tokens(env, "sb3.synth.add", "a +")  # the longest prefix that compiles runs: "a"
-        assert "return a\n" in info["program"] and 0 < reward < 1
+        reward, info = play_tokens(env, "sb3.synth.square_plus", "+ * a a b")  # prefix order: a * a + b
+        assert reward == 1.0 and info["success"] and "return (a * a) + b\n" in info["program"]
+        assert env.found == {"sb3.synth.square_plus": info["program"]}
+        reward, info = play_tokens(env, "sb3.synth.add", "a")  # complete at once; f(3, 0) == 3 passes: partial
+        assert 0 < reward < 1 and not info["success"] and "return a\n" in info["program"]
+        reward, info = play_tokens(env, "sb3.synth.reverse", "rev 1")  # runs, raises TypeError: no test passes
+        assert 0 < reward < 0.2 and not info["success"]
         obs, _ = env.reset(options={"task_id": "sb3.synth.mod"})
         assert env.observation_space.contains(obs) and obs[-1] == [t.task_id for t in env.tasks].index("sb3.synth.mod")
+        assert list(obs[:-1]) == [len(VOCAB)] * env.max_tokens
     finally:
         env.close()
-    strict = TokenSynthesisEnv(tasks=["agentenv/sb3.synth.add-v0"], valid_prefix=False)
-    reward, info = play_tokens(strict, "sb3.synth.add", "a +")  # does not compile: 0 without a sandbox run
-    assert reward == 0.0 and strict.last_cache_hit and strict._inner == {}
+    short = TokenSynthesisEnv(tasks=["agentenv/sb3.synth.add-v0"], max_tokens=2)
+    try:  # the budget runs out with one operand open: it is filled with `a`
+        reward, info = play_tokens(short, "sb3.synth.add", "+ b")
+        assert "return b + a\n" in info["program"] and reward == 1.0
+    finally:
+        short.close()
+
+
+def test_prefix_tokens_read_as_python_expressions():
+    assert expression("+ * a a b".split()) == "(a * a) + b"
+    assert expression("len + a b".split()) == "len(a + b)"
+    assert expression("rev + a b".split()) == "(a + b)[::-1]"
+    assert expression("== % a 2 0".split()) == "(a % 2) == 0"
+    assert expression(["*"]) == "a * a"  # open slots filled
+    assert open_slots("+ a".split()) == 1 and open_slots("+ a b".split()) == 0
+    with pytest.raises(TrainingError, match="must be one of"):
+        parse_tokens("a ** b")
 
 
 def test_wrappers_pass_sb3_and_gymnasium_check_env():
@@ -138,8 +157,9 @@ def test_subproc_vec_env_runs_wrapped_envs_in_workers():
     vec = make_vec_env(fn, n_envs=2, seed=0, vec_env_cls=SubprocVecEnv, vec_env_kwargs={"start_method": "forkserver"})
     try:
         vec.reset()
-        vec.step(np.array([VOCAB.index("a"), VOCAB.index("a")]))
-        _, rewards, dones, infos = vec.step(np.array([VOCAB.index("[::-1]"), VOCAB.index("<eos>")]))
+        _, _, dones, _ = vec.step(np.array([VOCAB.index("rev"), VOCAB.index("a")]))
+        assert list(dones) == [False, True]  # a lone operand is a whole program
+        _, rewards, dones, infos = vec.step(np.array([VOCAB.index("a"), VOCAB.index("b")]))
         assert dones.all() and rewards[0] == 1.0 and infos[0]["success"] and not infos[1]["success"]
     finally:
         vec.close()
@@ -155,6 +175,59 @@ def test_bad_inputs_are_clear_errors():
 
 
 # ------------------------------------------------------------------ training
+
+def test_risk_seeking_keeps_each_tasks_best_episodes_only():
+    # one env, 8 steps: episodes [0,2) task 0 return 0.3, [2,4) task 0 return 1.0, [4,5) task 1 return 0.5,
+    # [5,7) task 1 return 0.2, [7,8) task 1 still running at the end of the rollout
+    rewards = np.array([[0, .3, 0, 1.0, .5, 0, .2, 0]], dtype=np.float32).T
+    starts = np.array([[1, 0, 1, 0, 1, 1, 0, 1]], dtype=np.float32).T
+    tasks = np.array([[0, 0, 0, 0, 1, 1, 1, 1]]).T
+    adv = risk_seeking_advantages(rewards, starts, np.array([False]), tasks, epsilon=0.5)
+    # threshold per task = the median of its finished returns: 0.65 and 0.35
+    assert np.allclose(adv[:, 0], [0, 0, .35, .35, .15, 0, 0, 0])
+    # scores come in a few levels and tie at the quantile: the baseline is the group's mean, so the tied
+    # episodes get nothing, the one better episode gets R - mean, and a group that all scored alike gets 0
+    tied = np.array([[1.0, .5, .5, .5, .25, .25]], dtype=np.float32).T
+    adv = risk_seeking_advantages(tied, np.ones_like(tied), np.array([True]), np.array([[0, 0, 0, 0, 1, 1]]).T,
+                                  epsilon=0.5)
+    assert np.allclose(adv[:, 0], [.375, 0, 0, 0, 0, 0])
+    with pytest.raises(TrainingError, match="risk-seeking"):
+        train(wrapper="tokens", algo="dqn", risk_seeking=0.1, steps=10)
+    with pytest.raises(TrainingError, match="--elite"):
+        train(wrapper="tokens", elite=-1, steps=10)
+
+
+def test_token_training_records_its_search_and_the_sb3_agent_plays_the_program(tmp_path):
+    out = str(tmp_path / "synth")
+    tasks = ["sb3.synth.add", "sb3.synth.double"]
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    for task_id in tasks:  # a two-task suite of the bundled tasks, so that a short run is cheap
+        src = os.path.dirname(gym.spec(f"agentenv/{task_id}-v0").kwargs["task"])
+        shutil.copytree(src, suite / task_id.rsplit(".", 1)[1])
+    (suite / "suite.json").write_text(json.dumps({"name": "two.synth", "version": "1.0.0",
+                                                  "description": "two tasks", "tasks": ["*/task.json"]}))
+    result = train(suite=str(suite), wrapper="tokens", steps=512, envs=2, out=out, seed=0, progress_bar=False,
+                   random_episodes=20, checkpoints=0, tensorboard=False, plot=False, say=lambda line: None)
+    meta = json.loads((tmp_path / "synth" / "train.json").read_text())
+    assert meta["vocab"] == list(VOCAB) and meta["risk_seeking"] == 0.1 and meta["elite"] == 4
+    assert set(result.programs_tried) == set(tasks)
+    assert 0 < sum(result.programs_tried.values()) <= result.episodes
+    assert set(result.found_in_training) <= set(tasks)
+
+    task = agentenv.load_task(gym.spec("agentenv/sb3.synth.add-v0").kwargs["task"])
+    agent = agentenv.make_agent(f"sb3:{result.model_path}", task, "single-shot")
+    env = gym.make("agentenv/sb3.synth.add-v0")
+    try:
+        episode = agentenv.run_episode(env, agent, seed=0)
+    finally:
+        env.close()
+    assert episode.success == (result.evaluation["per_task"]["sb3.synth.add"] == 1.0)
+    meta["vocab"] = meta["vocab"][:-1]
+    (tmp_path / "synth" / "train.json").write_text(json.dumps(meta))
+    with pytest.raises(TrainingError, match="vocabulary"):
+        agentenv.make_agent(f"sb3:{result.model_path}", task, "single-shot")
+
 
 def test_device_auto_resolves_to_what_torch_sees(capsys):
     import torch

@@ -31,6 +31,13 @@ def load_trained(path: str):
     except (OSError, ValueError) as exc:
         raise TrainingError(f"sb3 agent: cannot read {meta_path} ({exc}); it is written beside model.zip by "
                             "agentenv train and says which wrapper the policy was trained through") from exc
+    if meta.get("wrapper") == "tokens":
+        from .tokens import VOCAB
+
+        if meta.get("vocab") != list(VOCAB):
+            raise TrainingError(f"sb3 agent: the token policy {path} was trained on the vocabulary "
+                                f"{meta.get('vocab', '(an older one)')}, not this version's {list(VOCAB)}; "
+                                "train it again with agentenv train --wrapper tokens")
     import stable_baselines3 as sb3
 
     cls = {"ppo": sb3.PPO, "a2c": sb3.A2C, "dqn": sb3.DQN}[meta["algo"]]
@@ -61,7 +68,7 @@ class Sb3Agent(Agent):
                 raise TrainingError(f"sb3 agent: this token policy was trained on {self.meta['suite']} and knows "
                                     f"tasks {', '.join(ids)}; {task.task_id} is not one of them")
             env = TokenSynthesisEnv(tasks=[_load(i, task) for i in ids], execute=False,
-                                    max_tokens=kwargs.get("max_tokens", 6))
+                                    max_tokens=kwargs.get("max_tokens", 7))
         else:
             from .edit_choice import EditChoiceEnv
 

@@ -22,7 +22,13 @@ def configure_train(p) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--k", type=int, default=8, help="edit-choice: candidate edits (actions)")
     p.add_argument("--rounds", type=int, default=3, help="edit-choice: edits per episode")
-    p.add_argument("--max-tokens", type=int, default=6, help="tokens: program length limit")
+    p.add_argument("--max-tokens", type=int, default=7, help="tokens: program length limit")
+    p.add_argument("--risk-seeking", type=float, default=None, metavar="EPS",
+                   help="ppo/a2c: keep only each task's top-EPS episodes of a rollout (default 0.1 for tokens, "
+                   "off for edit-choice; 0 turns it off)")
+    p.add_argument("--elite", type=int, default=None, metavar="K",
+                   help="ppo/a2c: imitate each task's K best distinct programs after every update (default 4 for "
+                   "tokens, 0 for edit-choice; 0 turns it off)")
     p.add_argument("--subproc", action="store_true", help="SubprocVecEnv (forkserver) instead of DummyVecEnv")
     p.add_argument("--no-cache", action="store_true", help="run every workspace state in a sandbox, even seen ones")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -35,12 +41,16 @@ def run_train(args) -> int:
     result = train(suite=args.suite, wrapper=args.wrapper, algo=args.algo, steps=args.steps, envs=args.envs,
                    device=args.device, out=args.out, seed=args.seed, k=args.k, rounds=args.rounds,
                    max_tokens=args.max_tokens, cache=not args.no_cache, subproc=args.subproc,
+                   risk_seeking="auto" if args.risk_seeking is None else (args.risk_seeking or None),
+                   elite="auto" if args.elite is None else args.elite,
                    progress_bar=not args.no_progress and sys.stderr.isatty(), say=_say)
     if args.json:
         print(json.dumps(result.to_json(), indent=1))
     else:
         for task_id, rate in result.evaluation["per_task"].items():
             print(f"{task_id:<32} {'solved' if rate >= 1 else 'unsolved' if rate == 0 else f'{rate:.2f}'}")
+        if result.found_in_training:
+            print(f"found during training (first success per task): {len(result.found_in_training)} task(s)")
         print(f"model: {result.model_path}  (agentenv eval --agent sb3:{result.model_path})")
     return 0
 

@@ -1,20 +1,19 @@
-"""The token-level synthesis wrapper: write a one-line program token by token, run it at the end.
+"""The token-level synthesis wrapper: write an expression token by token, run it at the end.
 
-The action is ``Discrete(V)``: one token of a small vocabulary (``a``, ``b``, ``+``, ``len(``,
-``[::-1]``, ... and ``<eos>``). The observation is ``MultiDiscrete``: the tokens written so far
-(``V`` marks an empty slot) and the index of the episode's task among the env's tasks. At
-``<eos>`` or after ``max_tokens`` tokens the body is put into the task's template (from
-``metadata.synthesis.template``, default ``def f(a, b):\\n    return {body}\\n``), the program runs
-in the task's single-shot environment (a real sandbox), and the reward is the task's composite
-score; every other step's reward is 0.
+The action is ``Discrete(V)``: one token of a small vocabulary of operands (``a``, ``b``, ``0``,
+``1``, ``2``), binary operators (``+ - * % ==``) and unary ones (``len``, ``rev`` for ``[::-1]``).
+Tokens are read in prefix (Polish) order, as a tree grows from its root: ``+ * a a b`` is
+``a * a + b``. The episode ends by itself the moment the expression is complete (no end token, and
+no sequence of tokens is ever a syntax error); if ``max_tokens`` is reached first, the open operand
+slots are filled with ``a``. The observation is ``MultiDiscrete``: the tokens written so far (``V``
+marks an empty slot) and the index of the episode's task among the env's tasks.
 
-The program is the longest prefix of the tokens that compiles (``valid_prefix=True``, the
-default): a dangling ``+`` at the end is dropped rather than zeroing the episode, as a
-grammar-guided decoder would; ``valid_prefix=False`` runs the tokens exactly as written.
-
-Options: ``cache`` reuses the score of a program text already run in this process;
-``precheck_syntax`` scores a program that does not compile 0 without a sandbox run (it would
-fail at import, which scores 0 on the bundled synthesis suite: both rules need it to import).
+The finished expression goes into the task's template (``metadata.synthesis.template``, default
+``def f(a, b):\\n    return {body}\\n``), the program runs in the task's single-shot environment
+(a real sandbox), and the reward is the task's composite score; every other step's reward is 0.
+With ``cache`` on, a program text already run in this process reuses its score. ``found`` maps
+each task this env has solved to the first program that did, and ``tried`` each task to the set of
+distinct programs it ran, for search-style comparisons at an equal number of executions.
 """
 
 from __future__ import annotations
@@ -28,12 +27,51 @@ from agentenv import CodingEnv, TaskSpec
 
 from ._common import CACHE, TrainingError, content_key, resolve_tasks
 
-VOCAB = ("<eos>", "a", "b", "+", "-", "*", "%", "==", "(", ")", "0", "1", "2", "len(", "[::-1]")
+# token -> arity
+ARITY = {"a": 0, "b": 0, "0": 0, "1": 0, "2": 0, "+": 2, "-": 2, "*": 2, "%": 2, "==": 2, "len": 1, "rev": 1}
+VOCAB = tuple(ARITY)
+FILL = "a"  # what fills the open slots when max_tokens runs out
 DEFAULT_TEMPLATE = "def f(a, b):\n    return {body}\n"
 
 
-def program_body(tokens: list[int]) -> str:
-    return " ".join(VOCAB[t] for t in tokens)
+def open_slots(tokens: list[str]) -> int:
+    """How many operands the prefix expression *tokens* still needs (0: complete)."""
+    need = 1
+    for tok in tokens:
+        need += ARITY[tok] - 1
+    return need
+
+
+def expression(tokens: list[str]) -> str:
+    """Python source of the prefix expression *tokens*, its open slots filled with ``a``."""
+    tokens = list(tokens) + [FILL] * max(open_slots(tokens), 0)
+    pos = 0
+
+    def node(top: bool) -> str:
+        nonlocal pos
+        tok = tokens[pos]
+        pos += 1
+        arity = ARITY[tok]
+        if arity == 0:
+            return tok
+        if arity == 1:
+            inner = node(top=tok == "len")
+            return f"len({inner})" if tok == "len" else f"{inner}[::-1]"
+        left, right = node(False), node(False)
+        return f"{left} {tok} {right}" if top else f"({left} {tok} {right})"
+
+    text = node(top=True)
+    if pos != len(tokens):
+        raise TrainingError(f"tokens {' '.join(tokens)!r} hold more than one expression")
+    return text
+
+
+def parse_tokens(text: str) -> list[int]:
+    """Token ids of a space-separated prefix expression such as ``"+ * a a b"``."""
+    try:
+        return [VOCAB.index(tok) for tok in text.split()]
+    except ValueError as exc:
+        raise TrainingError(f"{text!r}: every token must be one of {' '.join(VOCAB)}") from exc
 
 
 def task_template(task: TaskSpec) -> str:
@@ -49,9 +87,8 @@ class TokenSynthesisEnv(gym.Env):
 
     metadata = {"render_modes": ["ansi"]}
 
-    def __init__(self, tasks: Any = None, suite: str | None = None, max_tokens: int = 6, cache: bool = True,
-                 precheck_syntax: bool = True, valid_prefix: bool = True, backend: str = "auto", execute: bool = True,
-                 render_mode: str | None = None):
+    def __init__(self, tasks: Any = None, suite: str | None = None, max_tokens: int = 7, cache: bool = True,
+                 backend: str = "auto", execute: bool = True, render_mode: str | None = None):
         if max_tokens < 1:
             raise TrainingError(f"max_tokens must be >= 1, not {max_tokens}")
         self.tasks = resolve_tasks(tasks, suite)
@@ -60,8 +97,7 @@ class TokenSynthesisEnv(gym.Env):
                 raise TrainingError(f"{task.source}: task {task.task_id} has no '<model_generated_code>' step, "
                                     "so the token wrapper has nowhere to put the program")
         self.templates = {t.task_id: task_template(t) for t in self.tasks}
-        self.max_tokens, self.cache, self.precheck_syntax = max_tokens, cache, precheck_syntax
-        self.valid_prefix = valid_prefix
+        self.max_tokens, self.cache = max_tokens, cache
         self.backend, self.execute, self.render_mode = backend, execute, render_mode
         self.vocab = VOCAB
         self.action_space = gym.spaces.Discrete(len(VOCAB))
@@ -69,10 +105,11 @@ class TokenSynthesisEnv(gym.Env):
         self._inner: dict[str, CodingEnv] = {}
         self._index = 0
         self.task = self.tasks[0]
-        self._tokens: list[int] = []
-        self._done = False
+        self._tokens: list[str] = []
         self.last_program = ""
         self.last_cache_hit = False
+        self.found: dict[str, str] = {}  # task id -> the first program that solved it in this env
+        self.tried: dict[str, set[str]] = {}  # task id -> the distinct programs this env has run
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
@@ -85,20 +122,22 @@ class TokenSynthesisEnv(gym.Env):
         else:
             self._index = int(self.np_random.integers(len(self.tasks)))
         self.task = self.tasks[self._index]
-        self._tokens, self._done, self.last_program = [], False, ""
+        self._tokens, self.last_program = [], ""
         return self._obs(), {"task_id": self.task.task_id}
 
     def step(self, action: Any):
         a = int(action)
         if not 0 <= a < len(VOCAB):
             raise TrainingError(f"action {action!r} is outside Discrete({len(VOCAB)})")
-        if a != 0:
-            self._tokens.append(a)
-        if a != 0 and len(self._tokens) < self.max_tokens:
+        self._tokens.append(VOCAB[a])
+        if open_slots(self._tokens) > 0 and len(self._tokens) < self.max_tokens:
             return self._obs(), 0.0, False, False, {"task_id": self.task.task_id}
-        program = self._program()
+        program = self.templates[self.task.task_id].format(body=expression(self._tokens))
         self.last_program = program
+        self.tried.setdefault(self.task.task_id, set()).add(program)
         score, success, hit, masked = self._run(program)
+        if success:
+            self.found.setdefault(self.task.task_id, program)
         info = {"task_id": self.task.task_id, "program": program, "score": score, "success": success,
                 "is_success": success, "reward_masked": masked}
         # not in info: whether the cache answered must not make two identical steps differ (check_env)
@@ -108,38 +147,20 @@ class TokenSynthesisEnv(gym.Env):
     def render(self) -> str | None:
         if self.render_mode != "ansi":
             return None
-        return f"{self.task.task_id}: return {program_body(self._tokens)}"
+        return f"{self.task.task_id}: {' '.join(self._tokens)}"
 
     def close(self) -> None:
         for env in self._inner.values():
             env.close()
         self._inner.clear()
 
-    def _program(self) -> str:
-        template = self.templates[self.task.task_id]
-        if not self.valid_prefix:
-            return template.format(body=program_body(self._tokens))
-        for end in range(len(self._tokens), -1, -1):  # the longest prefix that compiles
-            program = template.format(body=program_body(self._tokens[:end]))
-            try:
-                compile(program, "<program>", "exec")  # compiles only: nothing of it runs here
-                return program
-            except (SyntaxError, ValueError):
-                continue
-        return template.format(body=program_body(self._tokens))
-
     def _obs(self) -> np.ndarray:
-        slots = self._tokens + [len(VOCAB)] * (self.max_tokens - len(self._tokens))
+        slots = [VOCAB.index(t) for t in self._tokens] + [len(VOCAB)] * (self.max_tokens - len(self._tokens))
         return np.array(slots + [self._index], dtype=np.int64)
 
     def _run(self, program: str) -> tuple[float, bool, bool, bool]:
         if not self.execute:
             return 0.0, False, False, False
-        if self.precheck_syntax:
-            try:
-                compile(program, "<program>", "exec")  # compiles only: nothing of it runs here
-            except (SyntaxError, ValueError):
-                return 0.0, False, True, False
         key = content_key(self.task, {self.task.single_shot_path: program})
         if self.cache:
             cached = CACHE.get(key)

@@ -59,7 +59,7 @@ def make_wrapped_env(wrapper: str, suite: str | None = None, tasks: Any = None, 
     raise TrainingError(f"--wrapper must be one of {', '.join(WRAPPERS)}, not {wrapper!r}")
 
 
-def wrapper_kwargs(wrapper: str, k: int = 8, rounds: int = 3, max_tokens: int = 6, cache: bool = True) -> dict:
+def wrapper_kwargs(wrapper: str, k: int = 8, rounds: int = 3, max_tokens: int = 7, cache: bool = True) -> dict:
     if wrapper == "edit-choice":
         return {"k": k, "rounds": rounds, "cache": cache}
     return {"max_tokens": max_tokens, "cache": cache}
@@ -104,18 +104,31 @@ def evaluate_policy_per_task(model, env, deterministic: bool = True, episodes_pe
             "per_task": per_task}
 
 
-def random_search_solved(env, tries_per_task: int, seed: int = 0) -> dict[str, bool]:
-    """Which tasks uniformly random action sequences solve within *tries_per_task* episodes."""
+def random_search_solved(env, tries_per_task: int | dict[str, int], seed: int = 0,
+                         distinct: bool = False) -> dict[str, bool]:
+    """Which tasks of a token env uniformly random action sequences solve within a budget.
+
+    The budget is *tries_per_task* episodes per task (a number, or a number per task id); with
+    *distinct*, only episodes that run a program not seen before for that task count, which is
+    the budget of distinct executions (repeats cost nothing with the execution cache). A task
+    whose budget has been spent without a new program for 50x its size stops early.
+    """
     rng = np.random.default_rng(seed)
     solved = {}
     for task in env.tasks:
-        solved[task.task_id] = False
-        for i in range(tries_per_task):
-            env.reset(seed=seed + i, options={"task_id": task.task_id})
+        budget = tries_per_task[task.task_id] if isinstance(tries_per_task, dict) else tries_per_task
+        solved[task.task_id], seen, spent, episodes = False, set(), 0, 0
+        while spent < budget and episodes < 50 * max(budget, 1):
+            env.reset(seed=seed + episodes, options={"task_id": task.task_id})
+            episodes += 1
             done, info = False, {}
             while not done:
                 _, _, term, trunc, info = env.step(int(rng.integers(env.action_space.n)))
                 done = term or trunc
+            program = info.get("program")
+            if not distinct or program not in seen:
+                spent += 1
+                seen.add(program)
             if info.get("success"):
                 solved[task.task_id] = True
                 break
@@ -137,6 +150,8 @@ class TrainResult:
     evaluation: dict[str, Any] = field(default_factory=dict)
     cache: dict[str, int] = field(default_factory=dict)
     episodes: int = 0
+    found_in_training: dict[str, str] = field(default_factory=dict)
+    programs_tried: dict[str, int] = field(default_factory=dict)  # tokens: distinct programs run, per task
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -170,12 +185,127 @@ def _curve_callback(curve: list[dict[str, float]], every: int, window: int):
     return CurveCallback()
 
 
+def finished_episodes(rewards: np.ndarray, starts: np.ndarray, last_done: np.ndarray,
+                      tasks: np.ndarray) -> list[tuple[int, float, int, int, int, bool]]:
+    """The episodes that ended inside one rollout: (task, return, env, first step, end, whole).
+
+    *rewards*, *starts* (episode starts) and *tasks* (the task index of each step's observation)
+    are ``(n_steps, n_envs)`` arrays; *last_done* says which env's final step ended an episode.
+    ``whole`` is False for an episode that began in the previous rollout (its first steps are
+    not in this one).
+    """
+    n_steps, n_envs = rewards.shape
+    episodes = []
+    for e in range(n_envs):
+        begin = 0
+        for t in range(1, n_steps + 1):
+            if t == n_steps or starts[t, e]:
+                if t < n_steps or last_done[e]:
+                    episodes.append((int(tasks[begin, e]), float(rewards[begin:t, e].sum()), e, begin, t,
+                                     bool(starts[begin, e])))
+                begin = t
+    return episodes
+
+
+def risk_seeking_advantages(rewards: np.ndarray, starts: np.ndarray, last_done: np.ndarray, tasks: np.ndarray,
+                            epsilon: float) -> np.ndarray:
+    """Risk-seeking advantages of one rollout (after Petersen et al., *Deep symbolic regression*,
+    ICLR 2021); the arrays are those of :func:`finished_episodes`.
+
+    Episodes are grouped by task; within a group only the episodes at or above the
+    (1 - epsilon) quantile of returns keep an advantage on each of their steps, their return
+    less the group's mean (a GRPO-style baseline: with scores on a few discrete levels many
+    episodes tie at the quantile, and ``R - R_epsilon`` would give them all 0); the rest get 0,
+    and so does an episode still running at the end of the rollout. The policy then learns to
+    make its *best* programs likelier instead of its average one, which is what synthesis asks
+    for: an average-seeking policy settles on a one-token program with partial credit.
+    """
+    advantages = np.zeros_like(rewards, dtype=np.float32)
+    groups: dict[int, list[tuple[float, int, int, int]]] = {}
+    for task, ret, e, begin, end, _ in finished_episodes(rewards, starts, last_done, tasks):
+        groups.setdefault(task, []).append((ret, e, begin, end))
+    for episodes in groups.values():
+        returns = np.array([ret for ret, *_ in episodes])
+        threshold, baseline = float(np.quantile(returns, 1.0 - epsilon)), float(returns.mean())
+        for ret, e, begin, end in episodes:
+            if ret >= threshold and ret > baseline:
+                advantages[begin:end, e] = ret - baseline
+    return advantages
+
+
+def _search_callback(risk_seeking: float | None, elite: int, elite_steps: int = 4, elite_coef: float = 1.0):
+    import torch
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class SearchCallback(BaseCallback):
+        """Risk-seeking advantages and/or imitation of each task's best programs.
+
+        ``risk_seeking``: each rollout's advantages are replaced with :func:`risk_seeking_advantages`
+        (the returns, the value function's target, stay as they are; PPO must not normalize
+        advantages afterwards, or the zeros would turn negative).
+
+        ``elite``: a memory keeps each task's *elite* best distinct episodes seen so far (return,
+        observations, actions), and after every policy update a few gradient steps raise their
+        log-likelihood (priority queue training, Abolafia et al. 2018; self-imitation). A program
+        found once is then not forgotten, and the policy searches near it.
+        """
+
+        def __init__(self):
+            super().__init__()
+            self.memory: dict[int, dict[tuple, tuple[float, np.ndarray, np.ndarray]]] = {}
+
+        def _on_step(self) -> bool:
+            return True
+
+        def _on_rollout_end(self) -> None:
+            buf = self.model.rollout_buffer
+            last_done = np.asarray(self.locals["dones"], dtype=bool)
+            tasks = buf.observations[..., -1]
+            if risk_seeking is not None:
+                buf.advantages[:] = risk_seeking_advantages(buf.rewards, buf.episode_starts, last_done, tasks,
+                                                            risk_seeking)
+            if elite:
+                for task, ret, e, begin, end, whole in finished_episodes(buf.rewards, buf.episode_starts,
+                                                                          last_done, tasks):
+                    if not whole:
+                        continue
+                    actions = buf.actions[begin:end, e].astype(np.int64).reshape(-1)
+                    best = self.memory.setdefault(task, {})
+                    key = tuple(actions.tolist())
+                    if key not in best:
+                        best[key] = (ret, buf.observations[begin:end, e].copy(), actions)
+                        if len(best) > elite:
+                            del best[min(best, key=lambda k: best[k][0])]
+
+        def _on_rollout_start(self) -> None:  # after the previous rollout's update
+            if not elite or not self.memory:
+                return
+            obs = np.concatenate([o for best in self.memory.values() for _, o, _ in best.values()])
+            actions = np.concatenate([a for best in self.memory.values() for _, _, a in best.values()])
+            policy = self.model.policy
+            obs_t = torch.as_tensor(obs, device=policy.device)
+            act_t = torch.as_tensor(actions, device=policy.device)
+            policy.set_training_mode(True)
+            for _ in range(elite_steps):
+                _, log_prob, _ = policy.evaluate_actions(obs_t, act_t)
+                loss = -elite_coef * log_prob.mean()
+                policy.optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
+                policy.optimizer.step()
+            policy.set_training_mode(False)
+
+    return SearchCallback()
+
+
 ALGO_DEFAULTS: dict[str, dict[str, dict[str, Any]]] = {
     # short episodes (a few rounds / tokens): small rollouts, a short horizon, some entropy
     "ppo": {"edit-choice": {"n_steps": 64, "batch_size": 64, "n_epochs": 8, "gamma": 0.9, "learning_rate": 1e-3,
                             "ent_coef": 0.01},
-            "tokens": {"n_steps": 128, "batch_size": 128, "n_epochs": 6, "gamma": 1.0, "learning_rate": 1e-3,
-                       "ent_coef": 0.02}},
+            # tuned on sb3.synth over 4 seeds (docs/training.md): a wider net, full-rollout batches and more
+            # entropy keep sampling new programs while the elite memory holds on to the good ones
+            "tokens": {"n_steps": 256, "batch_size": 256, "n_epochs": 10, "gamma": 1.0, "learning_rate": 1e-3,
+                       "ent_coef": 0.04, "policy_kwargs": {"net_arch": [128, 128]}}},
     "a2c": {"edit-choice": {"n_steps": 8, "gamma": 0.9, "learning_rate": 2e-3, "ent_coef": 0.01},
             "tokens": {"n_steps": 16, "gamma": 1.0, "learning_rate": 1e-3, "ent_coef": 0.02}},
     "dqn": {"edit-choice": {"learning_starts": 200, "buffer_size": 20_000, "gamma": 0.9, "learning_rate": 1e-3,
@@ -185,16 +315,33 @@ ALGO_DEFAULTS: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
+# the risk-seeking epsilon used unless asked otherwise (None: plain advantages)
+RISK_SEEKING_DEFAULT = {("ppo", "tokens"): 0.1, ("a2c", "tokens"): 0.1}
+# how many best programs per task the policy imitates after each update (0: none)
+ELITE_DEFAULT = {("ppo", "tokens"): 4, ("a2c", "tokens"): 4}
+
+
 def train(suite: str | None = None, wrapper: str = "edit-choice", algo: str = "ppo", steps: int = 3000,
           envs: int = 4, device: str = "auto", out: str = "runs/train", seed: int = 0, k: int = 8, rounds: int = 3,
-          max_tokens: int = 6, cache: bool = True, subproc: bool = False, progress_bar: bool = True,
+          max_tokens: int = 7, cache: bool = True, subproc: bool = False, progress_bar: bool = True,
           tensorboard: bool = True, random_episodes: int = 200, checkpoints: int = 4, plot: bool = True,
-          curve_every: int | None = None, say: Callable[[str], None] = print, **algo_kwargs: Any) -> TrainResult:
+          curve_every: int | None = None, risk_seeking: float | str | None = "auto", elite: int | str = "auto",
+          say: Callable[[str], None] = print,
+          **algo_kwargs: Any) -> TrainResult:
     """Train *algo* on *suite* through *wrapper*; see the module docstring for what is written."""
     if wrapper not in WRAPPERS:
         raise TrainingError(f"--wrapper must be one of {', '.join(WRAPPERS)}, not {wrapper!r}")
     if algo not in ALGOS:
         raise TrainingError(f"--algo must be one of {', '.join(ALGOS)}, not {algo!r}")
+    if risk_seeking == "auto":
+        risk_seeking = RISK_SEEKING_DEFAULT.get((algo, wrapper))
+    if risk_seeking is not None and (algo == "dqn" or not 0 < risk_seeking <= 1):
+        raise TrainingError(f"--risk-seeking takes an epsilon in (0, 1] and works with ppo or a2c, not "
+                            f"{risk_seeking!r} with {algo}")
+    if elite == "auto":
+        elite = ELITE_DEFAULT.get((algo, wrapper), 0)
+    if elite < 0 or elite and algo == "dqn":
+        raise TrainingError(f"--elite takes a count >= 0 and works with ppo or a2c, not {elite!r} with {algo}")
     if steps < 1 or envs < 1:
         raise TrainingError(f"--steps and --envs must be >= 1, not {steps} and {envs}")
     import stable_baselines3 as sb3
@@ -228,6 +375,8 @@ def train(suite: str | None = None, wrapper: str = "edit-choice", algo: str = "p
             say("tensorboard is not installed: logging CSV only (pip install 'agentenv-sb3[tensorboard]')")
     logger = Logger(out, outputs)
     params = {**ALGO_DEFAULTS[algo][wrapper], **algo_kwargs}
+    if risk_seeking is not None and algo == "ppo":
+        params["normalize_advantage"] = False
     cls = {"ppo": sb3.PPO, "a2c": sb3.A2C, "dqn": sb3.DQN}[algo]
     model = cls("MlpPolicy", vec, seed=seed, device=dev, verbose=0, **params)
     model.set_logger(logger)
@@ -235,6 +384,8 @@ def train(suite: str | None = None, wrapper: str = "edit-choice", algo: str = "p
     curve: list[dict[str, float]] = []
     every = curve_every or max(steps // 20, envs)
     callbacks = [_curve_callback(curve, every, window=max(4 * envs, 20))]
+    if risk_seeking is not None or elite:
+        callbacks.append(_search_callback(risk_seeking, elite))
     if checkpoints > 0:
         callbacks.append(CheckpointCallback(save_freq=max(steps // (checkpoints * envs), 1),
                                             save_path=os.path.join(out, "checkpoints"), name_prefix="model"))
@@ -244,11 +395,24 @@ def train(suite: str | None = None, wrapper: str = "edit-choice", algo: str = "p
     start = time.perf_counter()
     model.learn(total_timesteps=steps, callback=CallbackList(callbacks), progress_bar=progress_bar)
     seconds = time.perf_counter() - start
+    found: dict[str, str] = {}
+    tried: dict[str, set[str]] = {}
+    if wrapper == "tokens":
+        for env_found, env_tried in zip(vec.get_attr("found"), vec.get_attr("tried")):
+            for task_id, program in env_found.items():
+                found.setdefault(task_id, program)
+            for task_id, programs in env_tried.items():
+                tried.setdefault(task_id, set()).update(programs)
     vec.close()
     model_path = os.path.join(out, "model.zip")
     model.save(model_path)
     meta = {"algo": algo, "wrapper": wrapper, "suite": suite, "tasks": [t.task_id for t in tasks],
-            "wrapper_kwargs": kwargs, "steps": steps, "seed": seed, "device": dev}
+            "wrapper_kwargs": kwargs, "steps": steps, "seed": seed, "device": dev, "risk_seeking": risk_seeking,
+            "elite": elite}
+    if wrapper == "tokens":
+        from .tokens import VOCAB
+
+        meta["vocab"] = list(VOCAB)
     with open(os.path.join(out, "train.json"), "w") as f:
         json.dump(meta, f, indent=2)
 
@@ -262,7 +426,7 @@ def train(suite: str | None = None, wrapper: str = "edit-choice", algo: str = "p
     result = TrainResult(out, model_path, dev, int(model.num_timesteps), seconds, model.num_timesteps / seconds,
                          curve, baseline, evaluation,
                          {"hits": CACHE.hits - hits0, "misses": CACHE.misses - misses0} if not subproc else {},
-                         callbacks[0].episodes)
+                         callbacks[0].episodes, found, {t: len(p) for t, p in sorted(tried.items())})
     _write_curve(os.path.join(out, "curve.csv"), curve)
     with open(os.path.join(out, "result.json"), "w") as f:
         json.dump(result.to_json(), f, indent=2)
