@@ -223,6 +223,26 @@ def test_token_training_records_its_search_and_the_sb3_agent_plays_the_program(t
     finally:
         env.close()
     assert episode.success == (result.evaluation["per_task"]["sb3.synth.add"] == 1.0)
+
+    # sb3-best plays what the search found, and the scored env runs it again: a right program passes,
+    # a wrong one written into result.json does not (nothing is taken on trust)
+    path = tmp_path / "synth" / "result.json"
+    record = json.loads(path.read_text())
+    record["found_in_training"] = {"sb3.synth.add": "def f(a, b):\n    return b + a\n",
+                                   "sb3.synth.double": "def f(a, b):\n    return a + 2\n"}
+    path.write_text(json.dumps(record))
+    for task_id, passes in (("sb3.synth.add", True), ("sb3.synth.double", False)):
+        env = gym.make(f"agentenv/{task_id}-v0")
+        task = agentenv.load_task(gym.spec(f"agentenv/{task_id}-v0").kwargs["task"])
+        try:
+            episode = agentenv.run_episode(env, agentenv.make_agent(f"sb3-best:{result.model_path}", task,
+                                                                    "single-shot"), seed=0)
+        finally:
+            env.close()
+        assert episode.success is passes, task_id
+    path.write_text("{}")
+    with pytest.raises(TrainingError, match="found_in_training"):
+        agentenv.make_agent(f"sb3-best:{result.model_path}", task, "single-shot")
     meta["vocab"] = meta["vocab"][:-1]
     (tmp_path / "synth" / "train.json").write_text(json.dumps(meta))
     with pytest.raises(TrainingError, match="vocabulary"):
@@ -273,6 +293,9 @@ def test_sb3_agent_plays_the_trained_policy_in_the_scored_env(trained):
     finally:
         env.close()
     assert result.success == (trained.evaluation["per_task"]["sb3.repair.words"] == 1.0)
+    with pytest.raises(TrainingError, match="sb3-best plays the programs a token run found"):
+        agentenv.make_agent(f"sb3-best:{trained.model_path}", agentenv.load_task(
+            gym.spec("agentenv/sb3.repair.words-v0").kwargs["task"]), "agentic")
     with pytest.raises(TrainingError, match="does not exist"):
         agentenv.make_agent("sb3:/nonexistent/model.zip", agent.task, "agentic")
 

@@ -6,6 +6,11 @@ policies learn from execution feedback, so the agent rolls the policy out in its
 edit-choice environment for the task (its own sandboxes: a scratch workspace, like a developer
 running the tests locally), then replays the chosen edits in the scored environment and submits;
 the scored environment's evaluation alone decides the reward.
+
+``sb3-best:DIR/model.zip`` (token policies only) plays, for each task, the program that solved it
+during training (``found_in_training`` in ``DIR/result.json``), the output of a search run as in
+program synthesis, and the policy's own program for the tasks training did not solve. The scored
+environment runs it again; nothing is taken on trust.
 """
 
 from __future__ import annotations
@@ -47,9 +52,13 @@ def load_trained(path: str):
 class Sb3Agent(Agent):
     name = "sb3"
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, best: bool = False):
         self.model, self.meta = load_trained(path)
         self.pending: list[Any] = []
+        self.found: dict[str, str] = {}
+        if best:
+            self.name = "sb3-best"
+            self.found = _found_in_training(path, self.meta)
 
     def reset(self, task: TaskSpec, mode: str, seed: int | None = None) -> None:
         self.task, self.mode = task, mode
@@ -67,6 +76,8 @@ class Sb3Agent(Agent):
             if task.task_id not in ids:
                 raise TrainingError(f"sb3 agent: this token policy was trained on {self.meta['suite']} and knows "
                                     f"tasks {', '.join(ids)}; {task.task_id} is not one of them")
+            if task.task_id in self.found:
+                return {task.single_shot_path: self.found[task.task_id]}
             env = TokenSynthesisEnv(tasks=[_load(i, task) for i in ids], execute=False,
                                     max_tokens=kwargs.get("max_tokens", 7))
         else:
@@ -96,6 +107,21 @@ class Sb3Agent(Agent):
         return self.pending.pop(0) if self.pending else {"action": "submit"}
 
 
+def _found_in_training(path: str, meta: dict[str, Any]) -> dict[str, str]:
+    if meta.get("wrapper") != "tokens":
+        raise TrainingError(f"sb3-best agent: {path} is an {meta.get('wrapper')} policy; sb3-best plays the programs a "
+                            f"token run found (--wrapper tokens); use sb3:{path} for this one")
+    result_path = os.path.join(os.path.dirname(os.path.abspath(path)), "result.json")
+    try:
+        found = json.load(open(result_path))["found_in_training"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise TrainingError(f"sb3-best agent: cannot read found_in_training from {result_path} ({exc!r}); "
+                            "agentenv train writes it when a run finishes: train again, or use sb3:") from exc
+    if not isinstance(found, dict) or not all(isinstance(v, str) for v in found.values()):
+        raise TrainingError(f"sb3-best agent: {result_path} /found_in_training must map task ids to program texts")
+    return found
+
+
 def _load(task_id: str, current: TaskSpec) -> TaskSpec:
     if task_id == current.task_id:
         return current
@@ -109,5 +135,5 @@ def _load(task_id: str, current: TaskSpec) -> TaskSpec:
     return resolve_tasks(sorted(env_ids)[-1])[0]
 
 
-def make_sb3_agent(arg: str | None, task: TaskSpec, mode: str) -> Agent:
-    return Sb3Agent(arg or "")
+def make_sb3_agent(arg: str | None, task: TaskSpec, mode: str, best: bool = False) -> Agent:
+    return Sb3Agent(arg or "", best=best)

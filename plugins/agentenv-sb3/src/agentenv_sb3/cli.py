@@ -50,7 +50,8 @@ def run_train(args) -> int:
         for task_id, rate in result.evaluation["per_task"].items():
             print(f"{task_id:<32} {'solved' if rate >= 1 else 'unsolved' if rate == 0 else f'{rate:.2f}'}")
         if result.found_in_training:
-            print(f"found during training (first success per task): {len(result.found_in_training)} task(s)")
+            print(f"found during training (first success per task): {len(result.found_in_training)} task(s); "
+                  f"agentenv eval --agent sb3-best:{result.model_path} plays them")
         print(f"model: {result.model_path}  (agentenv eval --agent sb3:{result.model_path})")
     return 0
 

@@ -28,6 +28,8 @@ def agentenv_add_task_suites(registry) -> None:
 @hookimpl
 def agentenv_add_agents(registry) -> None:
     registry.add_agent("sb3", _make_sb3_agent, "a policy trained by `agentenv train` (sb3:DIR/model.zip)")
+    registry.add_agent("sb3-best", _make_sb3_best_agent, "the programs a token run of `agentenv train` found, the "
+                       "policy's own elsewhere (sb3-best:DIR/model.zip)")
 
 
 @hookimpl
@@ -45,3 +47,9 @@ def _make_sb3_agent(arg, task, mode):
     from .agent import make_sb3_agent
 
     return make_sb3_agent(arg, task, mode)
+
+
+def _make_sb3_best_agent(arg, task, mode):
+    from .agent import make_sb3_agent
+
+    return make_sb3_agent(arg, task, mode, best=True)
