@@ -134,7 +134,10 @@ def test_interrupted_eval_resumes_only_the_missing_episodes(tmp_path):
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "agentenv", "eval", "--suite", "examples", "--tasks", "examples.disk_report",
            "--agent", "reference", "--samples", "12", "--out", str(out)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # A shell's background job (``cmd &``, as CI may be started) ignores SIGINT and children inherit
+    # that; give the eval the default a terminal gives it, so Ctrl-C is what this test sends.
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     traj = out / "trajectories.jsonl"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
