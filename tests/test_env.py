@@ -3,6 +3,7 @@
 import glob
 import json
 import os
+import tempfile
 
 import gymnasium as gym
 import numpy as np
@@ -289,7 +290,7 @@ def test_trajectory_records_stream_as_json_lines(tmp_path):
     assert step["scored_runs"][0]["test_outcomes"] and step["episode_id"] == records[0]["episode_id"]
 
 
-def test_a_thousand_episodes_leak_nothing(tmp_path):
+def test_a_thousand_episodes_leak_nothing(tmp_path, monkeypatch):
     doc = {"task_id": "leak.check", "environment_config": {"runtime": "python3"},
            "workspace": {"files": {"main.py": "print(1)\n"}},
            "execution_steps": [{"action": "overwrite_file", "path": "/app/main.py", "content": "<model_generated_code>"},
@@ -297,6 +298,10 @@ def test_a_thousand_episodes_leak_nothing(tmp_path):
            "reward_logic": {"type": "composite", "rules": [{"metric": "command_succeeded", "weight": 1.0}]}}
     path = tmp_path / "task.json"
     path.write_text(json.dumps(doc))
+    # a private temp dir: other agentenv processes on this host make and remove theirs in /tmp
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
     env = CodingEnv(str(path), mode="agentic")
 
     # The episodes' own background processes carry unmistakable arguments, so the count is exact:
@@ -307,7 +312,7 @@ def test_a_thousand_episodes_leak_nothing(tmp_path):
         procs = sum(1 for p in os.listdir("/proc") if p.isdigit() and _cmdline(p) in marks)
         mounts = open("/proc/self/mountinfo").read().count("\n")
         fds = len(os.listdir("/proc/self/fd"))
-        tmp = sum(1 for n in os.listdir("/tmp") if "agentenv" in n)
+        tmp = len(os.listdir(private))
         return procs, mounts, fds, tmp
 
     env.reset()

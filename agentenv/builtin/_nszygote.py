@@ -10,7 +10,10 @@ Process tree of one sandbox::
                                   └── init (C2) pid 1 of new pid/mount/net/ipc/uts namespaces;
                                         │       PDEATHSIG: dies with the keeper, taking the whole
                                         │       pid namespace (every orphan) with it. Root while it
-                                        │       mounts, then the unprivileged sandbox user for good
+                                        │       mounts, then the unprivileged sandbox user for good.
+                                        │       Without root on the host (rootless mode) it is also
+                                        │       in a new user namespace whose only uid is the sandbox
+                                        │       user, mapped to the caller's uid
                                         └── commands, started with posix_spawn, same user
 
 The caller talks to each init directly over a stream socket handed over with SCM_RIGHTS.
@@ -38,9 +41,12 @@ import time
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWUSER = 0x20000000, 0x40000000, 0x10000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_NOATIME, MS_NODIRATIME, MS_RELATIME, MS_STRICTATIME = 1024, 2048, 1 << 21, 1 << 24
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
+PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine, 155)
 MAX_READ = 64 << 20
 # Python ignores these; a command must start with the defaults (``yes | head`` ends by SIGPIPE)
@@ -56,6 +62,7 @@ _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctype
 _libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
 _libc.unshare.argtypes = [ctypes.c_int]
 _libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+_libc.capset.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
 _libc.sethostname.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
 
 
@@ -75,11 +82,44 @@ def mount(src, target, fstype, flags=0, data=None):
 
 def bind_ro(src: str, target: str) -> None:
     mount(src, target, None, MS_BIND | MS_REC)
-    mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    # A user namespace may not clear the flags a mount of its parent has (they are locked), and
+    # leaving out an atime flag means relatime: carry the source's noexec and atime flags over.
+    have = os.statvfs(target).f_flag
+    keep = 0
+    for st, ms in ((os.ST_NOEXEC, MS_NOEXEC), (os.ST_NOATIME, MS_NOATIME),
+                   (os.ST_NODIRATIME, MS_NODIRATIME), (os.ST_RELATIME, MS_RELATIME)):
+        if have & st:
+            keep |= ms
+    if not have & (os.ST_NOATIME | os.ST_RELATIME):
+        keep |= MS_STRICTATIME
+    mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | keep)
 
 
-def prctl(option: int, arg: int) -> None:
-    _check(_libc.prctl(option, arg, 0, 0, 0), "prctl")
+def prctl(option: int, arg: int, arg2: int = 0) -> None:
+    _check(_libc.prctl(option, arg, arg2, 0, 0), "prctl")
+
+
+def drop_bounding_capabilities() -> None:
+    """Empty the bounding and ambient sets (needs CAP_SETPCAP: before giving up root)."""
+    last = int(open("/proc/sys/kernel/cap_last_cap").read())
+    for cap in range(last + 1):
+        prctl(PR_CAPBSET_DROP, cap)
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+
+
+def clear_capabilities() -> None:
+    """Empty the effective, permitted and inheritable sets."""
+    _check(_libc.capset(struct.pack("Ii", _LINUX_CAPABILITY_VERSION_3, 0), bytes(24)), "capset")
+
+
+def enter_user_namespace(uid: int, host_uid: int, gid: int, host_gid: int) -> None:
+    """Map the sandbox user (the namespace's only uid) to the caller's uid; nothing maps root."""
+    with open("/proc/self/setgroups", "w") as f:
+        f.write("deny")  # an unprivileged user may map its gid only once setgroups is off
+    with open("/proc/self/uid_map", "w") as f:
+        f.write(f"{uid} {host_uid} 1")
+    with open("/proc/self/gid_map", "w") as f:
+        f.write(f"{gid} {host_gid} 1")
 
 
 # --------------------------------------------------------------------------- framing
@@ -117,6 +157,7 @@ class Init:
         self.features: dict[str, str] = {}
         self.warnings: list[str] = list(cfg.get("warnings", ()))
         self.spawn_rlimits: list[tuple[int, int]] = []
+        self.rootless = bool(cfg.get("userns"))
 
     # ---- set-up, before any untrusted code runs
     def setup(self) -> None:
@@ -137,6 +178,9 @@ class Init:
             bind_ro("/" + d, d)
         os.mkdir("etc")
         bind_ro(cfg["etc"], "etc")
+        # /tmp before the runtime's binds: a runtime cached under /tmp stays visible (read-only) in it
+        os.mkdir("tmp")
+        mount("tmpfs", "tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={cfg['tmp_mb']}m,mode=1777")
         for host in cfg["mounts"]:
             rel = host.lstrip("/")
             if os.path.lexists(rel) and not os.path.isdir(rel):
@@ -149,22 +193,26 @@ class Init:
                 mount("tmpfs", rel, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k,mode=755")
         self._workspace(stage)
         self._dev()
-        for d, opts in (("tmp", f"size={cfg['tmp_mb']}m,mode=1777"), ("proc", None)):
-            os.makedirs(d, exist_ok=True)
-            if opts:
-                mount("tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, opts)
+        os.mkdir("proc")
+        # Before the old root goes: a user namespace may mount a proc only while one is fully visible
+        mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
         _libc.sethostname(b"sandbox", 7)
         # pivot_root(".", ".") stacks the old root under the new one; detaching it leaves only ours.
         _check(_libc.syscall(SYS_PIVOT_ROOT, b".", b"."), "pivot_root")
         _check(_libc.umount2(b".", MNT_DETACH), "umount old root")
         os.chdir("/")
-        mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        if self.rootless:  # the agent may not make a user namespace of its own to regain capabilities
+            with open("/proc/sys/user/max_user_namespaces", "w") as f:
+                f.write("0")
         _check(_libc.umount2(b"/.agentenv", MNT_DETACH), "hide workspace layers")
         mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
         self._loopback_up()
+        user = f"uid {self.uid}, no capabilities, no_new_privs"
+        if self.rootless:
+            user = (f"user namespace (rootless): uid {self.uid} is host uid {self.cfg['userns']['uid']} "
+                    "and the only uid mapped; no capabilities, no_new_privs, no nested user namespaces")
         self.features.update({"pid": "namespace", "mount": "namespace", "ipc": "namespace",
-                              "uts": "namespace", "network": "namespace (loopback only)",
-                              "user": f"uid {self.uid}, no capabilities, no_new_privs"})
+                              "uts": "namespace", "network": "namespace (loopback only)", "user": user})
         self.features.update(cfg.get("limit_features", {}))
         self._drop_privileges()
 
@@ -186,9 +234,14 @@ class Init:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))  # init's own write_file obeys it too
         resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
-        os.setgroups([])
-        os.setgid(self.gid)
-        os.setuid(self.uid)
+        drop_bounding_capabilities()
+        if not self.rootless:  # (a rootless user namespace has setgroups denied and no other ids)
+            os.setgroups([])
+            os.setgid(self.gid)
+            os.setuid(self.uid)
+        # Root's setuid empties the other sets; in a user namespace the sandbox uid was never 0,
+        # so the capabilities the namespace gave its creator stay until cleared.
+        clear_capabilities()
         # Changing the uid clears the parent-death signal: set it again. (Should the keeper die in
         # between, the control socket's EOF still ends init: its only other end is the zygote's.)
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -813,7 +866,10 @@ class Zygote:
                 for other in list(self.pool_boxes.values()):
                     other["sock"].close()
                 os.close(r)
-                _check(_libc.unshare(flags), "unshare")
+                userns = cfg.get("userns")
+                _check(_libc.unshare(flags | (CLONE_NEWUSER if userns else 0)), "unshare")
+                if userns:
+                    enter_user_namespace(cfg["uid"], userns["uid"], cfg["uid"], userns["gid"])
                 init = os.fork()
                 if init == 0:
                     os.close(w)

@@ -5,8 +5,9 @@ read-only binds of /usr and the runtime's paths, a synthesized /etc, a minimal /
 and /tmp, and the workspace: an overlay over the task's pristine files whose writable layer lives in
 the sandbox's own tmpfs, so it vanishes with the namespace. Commands run as an unprivileged user with
 no capabilities and ``no_new_privs``. Memory and process limits use cgroups where this host lets us
-create them and fall back to rlimits otherwise, reported as a warning. See ``_nszygote.py`` for
-the process tree.
+create them and fall back to rlimits otherwise, reported as a warning. Without root on the host
+(rootless mode) each sandbox is also a user namespace in which the sandbox user, the only uid
+mapped, is the caller's uid. See ``_nszygote.py`` for the process tree.
 """
 
 from __future__ import annotations
@@ -48,17 +49,23 @@ def _probe() -> Availability:
     if sys.platform != "linux":
         return Availability(False, f"the namespace backend needs Linux (this is {sys.platform}); "
                                    "use backend='docker' (pip install agentenv-docker)")
-    if os.geteuid() != 0:
-        return Availability(False, "the namespace backend needs root (it creates mount, pid and network "
-                                   "namespaces and binds the runtime read-only); run as root, in a VM or a "
-                                   "privileged container, or use backend='docker'")
+    rootless = os.geteuid() != 0
+    # without root, sandboxes get a user namespace too, in which the sandbox mounts its own /proc
+    argv = ["unshare", "--mount", "--pid", "--fork", "--net", "--ipc", "--uts"]
+    if rootless:
+        argv += ["--user", "--map-root-user", "--mount-proc"]
     try:
-        out = subprocess.run(["unshare", "--mount", "--pid", "--fork", "--net", "--ipc", "--uts", "true"],
-                             capture_output=True, timeout=10)
+        out = subprocess.run(argv + ["true"], capture_output=True, timeout=10)
     except FileNotFoundError:
         return Availability(True, "")  # util-linux missing; the zygote will report a real failure
     except subprocess.TimeoutExpired:
         return Availability(False, "creating namespaces timed out")
+    if out.returncode != 0 and rootless:
+        return Availability(False, "the namespace backend runs without root in a user namespace, which "
+                                   f"this host refuses to a user ({out.stderr.decode(errors='replace').strip()});"
+                                   " allow unprivileged user namespaces (sysctl user.max_user_namespaces>0, "
+                                   "kernel.unprivileged_userns_clone=1, or the AppArmor userns restriction "
+                                   "off), run as root, or use backend='docker'")
     if out.returncode != 0:
         return Availability(False, "this host refuses new namespaces (a locked-down container?): "
                                    f"{out.stderr.decode(errors='replace').strip()}; run with "
@@ -230,13 +237,16 @@ class NamespaceBackend(SandboxBackend):
             elif os.path.isdir(path):
                 self._topdirs.append(name)
         self._warnings: tuple[str, ...] = ()
+        self._userns = {"uid": os.geteuid(), "gid": os.getegid()} if os.geteuid() != 0 else None
         if self._cgroups.mode == "rlimit":
+            # RLIMIT_NPROC counts per (user namespace, uid): one sandbox's own when it has its own
+            counted = ("that sandbox's own processes (its user namespace)" if self._userns else
+                       f"every process of uid {SANDBOX_UID} on the host, all sandboxes together")
             self._warnings = ("memory and process limits fall back to rlimits (RLIMIT_AS, RLIMIT_NPROC): "
                               "no writable cgroup hierarchy with memory+pids controllers was found (or "
                               "cgroups=False); the address-space cap is coarser than a memory cap, and "
-                              f"the process cap counts every process of uid {SANDBOX_UID} on the host, "
-                              "all sandboxes together; mount cgroup2 read-write (or run as root on the "
-                              "host) for exact limits",)
+                              f"the process cap counts {counted}; mount cgroup2 read-write (or run as "
+                              "root on the host) for exact limits",)
             log.warning("namespace backend: %s", self._warnings[0])
 
     def _make_etc(self) -> str:
@@ -280,7 +290,7 @@ class NamespaceBackend(SandboxBackend):
             "workspace_mb": max(limits.max_file_size_mb * 4, 64), "tmp_mb": max(limits.max_file_size_mb * 4, 64),
             "limits": limits.to_json(), "cgroup_mode": self._cgroups.mode, "cgroup_base": self._cgroups.base,
             "limit_features": {"memory": how, "processes": how},
-            "warnings": list(self._warnings),
+            "warnings": list(self._warnings), "userns": self._userns,
         }
         if not cgrouped:
             cfg["rlimit_nproc"] = limits.max_processes
@@ -301,7 +311,6 @@ class NamespaceBackend(SandboxBackend):
             raise SandboxError(f"sandbox set-up failed: {ready.get('error')}")
         isolation = Isolation("namespace", ready["features"], tuple(ready.get("warnings", ())))
         box = NamespaceSandbox(self, sid, sock, request, isolation)
-        box.init_pid = int(reply["init"])
         box.init_pid = int(reply["init"])  # host pid of the sandbox's pid 1 (diagnostics, fault tests)
         with self._lock:
             self._open[sid] = box
