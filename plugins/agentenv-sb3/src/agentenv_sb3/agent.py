@@ -22,6 +22,7 @@ from typing import Any
 from agentenv import Agent, TaskSpec
 
 from ._common import TrainingError
+from ._defaults import DEFAULT_MAX_TOKENS
 
 
 def load_trained(path: str):
@@ -79,7 +80,7 @@ class Sb3Agent(Agent):
             if task.task_id in self.found:
                 return {task.single_shot_path: self.found[task.task_id]}
             env = TokenSynthesisEnv(tasks=[_load(i, task) for i in ids], execute=False,
-                                    max_tokens=kwargs.get("max_tokens", 7))
+                                    max_tokens=kwargs.get("max_tokens", DEFAULT_MAX_TOKENS))
         else:
             from .edit_choice import EditChoiceEnv
 

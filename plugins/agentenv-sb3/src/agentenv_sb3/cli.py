@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
+from ._defaults import DEFAULT_MAX_TOKENS
+
 
 def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
@@ -22,7 +24,7 @@ def configure_train(p) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--k", type=int, default=8, help="edit-choice: candidate edits (actions)")
     p.add_argument("--rounds", type=int, default=3, help="edit-choice: edits per episode")
-    p.add_argument("--max-tokens", type=int, default=7, help="tokens: program length limit")
+    p.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, help="tokens: program length limit")
     p.add_argument("--risk-seeking", type=float, default=None, metavar="EPS",
                    help="ppo/a2c: keep only each task's top-EPS episodes of a rollout (default 0.1 for tokens, "
                    "off for edit-choice; 0 turns it off)")

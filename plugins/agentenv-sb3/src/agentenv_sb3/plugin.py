@@ -3,6 +3,7 @@ and Gymnasium ids for the wrapped environments."""
 
 from __future__ import annotations
 
+import functools
 import os
 
 import gymnasium as gym
@@ -28,7 +29,7 @@ def agentenv_add_task_suites(registry) -> None:
 @hookimpl
 def agentenv_add_agents(registry) -> None:
     registry.add_agent("sb3", _make_sb3_agent, "a policy trained by `agentenv train` (sb3:DIR/model.zip)")
-    registry.add_agent("sb3-best", _make_sb3_best_agent, "the programs a token run of `agentenv train` found, the "
+    registry.add_agent("sb3-best", functools.partial(_make_sb3_agent, best=True), "the programs a token run of `agentenv train` found, the "
                        "policy's own elsewhere (sb3-best:DIR/model.zip)")
 
 
@@ -42,14 +43,8 @@ def agentenv_add_cli_commands(registry) -> None:
                          "single-shot tasks", cli.configure_train_text, cli.run_train_text)
 
 
-def _make_sb3_agent(arg, task, mode):
+def _make_sb3_agent(arg, task, mode, best=False):
     # imported on use: this hook runs inside ``import agentenv``, before agentenv_sb3 can import agentenv
     from .agent import make_sb3_agent
 
-    return make_sb3_agent(arg, task, mode)
-
-
-def _make_sb3_best_agent(arg, task, mode):
-    from .agent import make_sb3_agent
-
-    return make_sb3_agent(arg, task, mode, best=True)
+    return make_sb3_agent(arg, task, mode, best=best)

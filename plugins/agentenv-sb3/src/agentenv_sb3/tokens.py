@@ -26,10 +26,12 @@ import numpy as np
 from agentenv import CodingEnv, TaskSpec
 
 from ._common import CACHE, TrainingError, content_key, resolve_tasks
+from ._defaults import DEFAULT_MAX_TOKENS
 
 # token -> arity
 ARITY = {"a": 0, "b": 0, "0": 0, "1": 0, "2": 0, "+": 2, "-": 2, "*": 2, "%": 2, "==": 2, "len": 1, "rev": 1}
 VOCAB = tuple(ARITY)
+TOKEN_ID = {tok: i for i, tok in enumerate(VOCAB)}
 FILL = "a"  # what fills the open slots when max_tokens runs out
 DEFAULT_TEMPLATE = "def f(a, b):\n    return {body}\n"
 
@@ -69,8 +71,8 @@ def expression(tokens: list[str]) -> str:
 def parse_tokens(text: str) -> list[int]:
     """Token ids of a space-separated prefix expression such as ``"+ * a a b"``."""
     try:
-        return [VOCAB.index(tok) for tok in text.split()]
-    except ValueError as exc:
+        return [TOKEN_ID[tok] for tok in text.split()]
+    except KeyError as exc:
         raise TrainingError(f"{text!r}: every token must be one of {' '.join(VOCAB)}") from exc
 
 
@@ -87,7 +89,7 @@ class TokenSynthesisEnv(gym.Env):
 
     metadata = {"render_modes": ["ansi"]}
 
-    def __init__(self, tasks: Any = None, suite: str | None = None, max_tokens: int = 7, cache: bool = True,
+    def __init__(self, tasks: Any = None, suite: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS, cache: bool = True,
                  backend: str = "auto", execute: bool = True, render_mode: str | None = None):
         if max_tokens < 1:
             raise TrainingError(f"max_tokens must be >= 1, not {max_tokens}")
@@ -155,7 +157,7 @@ class TokenSynthesisEnv(gym.Env):
         self._inner.clear()
 
     def _obs(self) -> np.ndarray:
-        slots = [VOCAB.index(t) for t in self._tokens] + [len(VOCAB)] * (self.max_tokens - len(self._tokens))
+        slots = [TOKEN_ID[t] for t in self._tokens] + [len(VOCAB)] * (self.max_tokens - len(self._tokens))
         return np.array(slots + [self._index], dtype=np.int64)
 
     def _run(self, program: str) -> tuple[float, bool, bool, bool]:

@@ -21,6 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ._common import CACHE, TrainingError, resolve_tasks
+from ._defaults import DEFAULT_MAX_TOKENS
 
 WRAPPERS = ("edit-choice", "tokens")
 ALGOS = ("ppo", "a2c", "dqn")
@@ -59,7 +60,7 @@ def make_wrapped_env(wrapper: str, suite: str | None = None, tasks: Any = None, 
     raise TrainingError(f"--wrapper must be one of {', '.join(WRAPPERS)}, not {wrapper!r}")
 
 
-def wrapper_kwargs(wrapper: str, k: int = 8, rounds: int = 3, max_tokens: int = 7, cache: bool = True) -> dict:
+def wrapper_kwargs(wrapper: str, k: int = 8, rounds: int = 3, max_tokens: int = DEFAULT_MAX_TOKENS, cache: bool = True) -> dict:
     if wrapper == "edit-choice":
         return {"k": k, "rounds": rounds, "cache": cache}
     return {"max_tokens": max_tokens, "cache": cache}
@@ -323,7 +324,7 @@ ELITE_DEFAULT = {("ppo", "tokens"): 4, ("a2c", "tokens"): 4}
 
 def train(suite: str | None = None, wrapper: str = "edit-choice", algo: str = "ppo", steps: int = 3000,
           envs: int = 4, device: str = "auto", out: str = "runs/train", seed: int = 0, k: int = 8, rounds: int = 3,
-          max_tokens: int = 7, cache: bool = True, subproc: bool = False, progress_bar: bool = True,
+          max_tokens: int = DEFAULT_MAX_TOKENS, cache: bool = True, subproc: bool = False, progress_bar: bool = True,
           tensorboard: bool = True, random_episodes: int = 200, checkpoints: int = 4, plot: bool = True,
           curve_every: int | None = None, risk_seeking: float | str | None = "auto", elite: int | str = "auto",
           say: Callable[[str], None] = print,
