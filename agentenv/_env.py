@@ -308,6 +308,8 @@ class CodingEnv(gym.Env):
                     continue  # agentic: the agent already wrote its files
                 step = {k: v.replace(PLACEHOLDER, code) if isinstance(v, str) else v for k, v in step.items()}
             if name == "run_command":
+                if runs:
+                    self._restore_trusted(sandbox)
                 runs.append(self._scored_run(sandbox, step, outputs))
                 continue
             if name == "submit":
@@ -323,14 +325,21 @@ class CodingEnv(gym.Env):
         from .builtin.actions import format_result
         from .builtin.metrics import scored_command
 
-        command, kind, report_path = scored_command(step["command"], secrets.token_hex(8))
+        nonce = secrets.token_hex(8)
+        scored = scored_command(step["command"], nonce, root=self.task.root,
+                                task_files={**self._pristine, **self._hidden}, trusted_files=self._trusted_paths(),
+                                pipe="pipes" in sandbox.capabilities, pythonpath=self.runtime.env.get("PYTHONPATH"))
+        for path, data in scored.files.items():
+            sandbox.write_file(path, data, mode=0o444)
         timeout = min(float(step.get("timeout_s") or self.task.limits.wall_time_s), self.task.limits.wall_time_s)
+        report_path = scored.report_path
         if report_path and "pipes" in sandbox.capabilities:  # the report can only be written once
-            result = sandbox.exec(command, timeout_s=timeout, pipes=[report_path])
+            result = sandbox.exec(scored.command, timeout_s=timeout, env=scored.env, pipes=[report_path])
         else:
-            result = sandbox.exec(command, timeout_s=timeout, collect=[report_path] if report_path else ())
+            result = sandbox.exec(scored.command, timeout_s=timeout, env=scored.env or None,
+                                  collect=[report_path] if report_path else ())
         report = result.artifacts.get(sandbox.resolve(report_path)) if report_path else None
-        run = RunContext(step["command"], result, kind, report)
+        run = RunContext(step["command"], result, scored.kind, report, scored.key)
         metrics: dict[str, Any] = {}
         for provider in self._registry.metric_providers:
             try:
@@ -339,20 +348,43 @@ class CodingEnv(gym.Env):
                 raise InfrastructureError(f"metric provider {type(provider).__name__} failed: {exc}") from exc
             for key, value in values.items():
                 metrics.setdefault(key, value)
-        if kind is not None and isinstance(metrics.get("test_outcomes"), dict):
-            self._check_coverage(step["command"], kind, metrics)
-        shown = dataclasses.replace(result, command=step["command"])  # the nonce report path stays hidden
-        text = format_result(shown).replace(report_path, "<report>") if report_path else format_result(shown)
+        if scored.kind is not None and isinstance(metrics.get("test_outcomes"), dict) and not metrics.get("integrity"):
+            self._check_coverage(step["command"], metrics)
+        shown = dataclasses.replace(result, command=step["command"])  # the instrumented command stays hidden
+        text = re.sub(r"[^\s'\"]*\.?agentenv[-_](?:judge_)?" + nonce + r"[^\s'\"]*", "<judge>", format_result(shown))
         outputs.append(_PYTEST_DURATION.sub(" in <time>", text))
         return metrics
 
-    def _check_coverage(self, command: str, kind: str, metrics: dict[str, Any]) -> None:
+    def _trusted_paths(self) -> list[str]:
+        """Sandbox paths of the files whose content the task, not the agent, decides."""
+        root = self.task.root.rstrip("/")
+        return [f"{root}/{rel}" for rel in sorted(set(self._hidden) | {r for r in self._pristine
+                                                                       if matches_any(r, self._protected)})]
+
+    def _restore_trusted(self, sandbox: Sandbox) -> None:
+        """Before a second scored run: stop what the first left running and put the task's own files back.
+
+        Code under test ran in the first run; it may have left a process behind or rewritten a
+        protected test for the next run. Protected and hidden files are rewritten from the task, and
+        files the agent could not have added (a new conftest.py, a test file) are removed."""
+        sandbox.exec("kill -9 -1 2>/dev/null; true", timeout_s=10)
+        present = set(sandbox.list_files(self.task.root))
+        for rel in present:
+            if matches_any(rel, self._protected) and rel not in self._pristine and rel not in self._hidden:
+                sandbox.remove(rel)
+        for rel, data in self._pristine.items():
+            if matches_any(rel, self._protected) and rel not in self._hidden:
+                sandbox.write_file(rel, data)
+        for rel, data in self._hidden.items():
+            sandbox.write_file(rel, data)
+
+    def _check_coverage(self, command: str, metrics: dict[str, Any]) -> None:
         """Refuse a report that lacks tests a trusted collection of the task found.
 
         Code under test runs inside pytest and could forge the report; a forgery must then also
         name every test function of the task (hidden ones included), which it cannot learn from
         its own workspace. Parameter ids are ignored, since they may depend on the solution."""
-        expected = self._expected_tests(command, kind)
+        expected = self._expected_tests(command)
         if not expected:
             return
         present = {_base_test_id(n) for n in metrics["test_outcomes"]}
@@ -363,10 +395,10 @@ class CodingEnv(gym.Env):
                 "message": f"the test report lacks {len(missing)} of the task's {len(expected)} tests, "
                            f"e.g. {sorted(missing)[0]}"})
 
-    def _expected_tests(self, command: str, kind: str) -> frozenset[str]:
-        from .builtin.metrics import collect_command, junit_id
+    def _expected_tests(self, command: str) -> frozenset[str]:
+        from .builtin.metrics import collect_command
 
-        key = (self._workspace_dir, tuple(sorted(self._hidden)), command, kind)
+        key = (self._workspace_dir, tuple(sorted(self._hidden)), command)
         with _COLLECTED_LOCK:
             if key in _COLLECTED:
                 return _COLLECTED[key]
@@ -379,7 +411,7 @@ class CodingEnv(gym.Env):
                 result = judge.exec(collect, timeout_s=self.task.limits.wall_time_s)
             lines = [l.strip() for l in result.stdout.splitlines() if "::" in l and " " not in l.strip()]
             if result.exit_code == 0 and lines:
-                ids = frozenset(_base_test_id(junit_id(l) if kind == "junit" else l) for l in lines)
+                ids = frozenset(_base_test_id(l) for l in lines)
         with _COLLECTED_LOCK:
             _COLLECTED[key] = ids
         return ids
@@ -421,9 +453,12 @@ class CodingEnv(gym.Env):
         last = runs[-1] if runs else {}
         # None values are left out so that a key keeps one type across envs (gymnasium's vector
         # envs stack infos key by key).
-        info["metrics"] = {k: v for k, v in last.items() if k not in noisy and v is not None}
+        info["metrics"] = {k: v for k, v in last.items() if k not in noisy and k != "integrity" and v is not None}
         info["measurements"] = Measurements({k: v for k, v in last.items() if k in noisy})
         info["runs"] = len(runs)
+        # Tampering with the judge scores 0 and is said here, never masked: training can penalise it.
+        findings = [f for run in runs for f in run.get("integrity") or ()]
+        info["integrity"] = {"ok": not findings, "findings": findings}
         info["score"] = result.total
         info["success"] = result.success
         info["reward_breakdown"] = result.breakdown()

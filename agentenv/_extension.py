@@ -91,9 +91,11 @@ class RunContext:
 
     command: str
     result: ExecResult
-    #: "json" (pytest-json-report), "junit" (JUnit XML) or None; the collected report bytes
+    #: "judge" (the trusted pytest judge), "json" (pytest-json-report), "junit" (JUnit XML) or None;
+    #: the collected report bytes, and the key that authenticates a judge report
     report_kind: str | None = None
     report: bytes | None = None
+    report_key: bytes | None = None
 
 
 class MetricProvider(abc.ABC):

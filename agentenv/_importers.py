@@ -6,12 +6,16 @@ A HumanEval-format file holds one JSON object a line (optionally gzip-compressed
 * single-shot, the action is the *completion*: the task's step writes ``prompt + completion`` to
   ``/app/solution.py``, exactly the concatenation the format's harness executes; agentic, the
   agent edits ``solution.py`` (which starts as the prompt) and submits;
-* the score is 1 when ``solution + "\\n" + test + "\\n" + f"check({entry_point})"`` runs without an
-  exception within the per-problem timeout, else 0. The judging script (a hidden file, never in
-  the agent's workspace) decides the way the format's own harness does: in a forked child, in a
-  fresh temporary directory, with the same destructive functions disabled, stdout/stderr swallowed
-  and stdin unreadable, a ``SIGALRM`` time limit, and the child killed one second after it; no
-  verdict from the child (it hung, or called ``os._exit``) counts as a timeout, so as a failure;
+* the score is 1 when ``check(entry_point)`` passes within the per-problem timeout, else 0. The
+  judging script (a hidden file, never in the agent's workspace) keeps the candidate and the
+  verdict in two processes: the candidate's code runs in a forked child the way the format's own
+  harness runs it (a fresh temporary directory, the same destructive functions disabled,
+  stdout/stderr swallowed, stdin unreadable, a ``SIGALRM`` time limit, killed at the end), while
+  the test's ``check`` runs in the parent, which never executes the candidate's code: each call of
+  ``candidate(...)`` sends its arguments to the child and receives the result as tagged JSON of
+  exact built-in types. An object that claims to equal anything cannot cross, a patched
+  ``AssertionError`` or ``os._exit`` in the child cannot reach the verdict, and a child that hangs
+  or dies fails;
 * the reference solution is ``prompt + canonical_solution``.
 
 Task ids are ``<suite>.<task_id>`` with every character outside ``[A-Za-z0-9_.]`` replaced by
@@ -118,19 +122,111 @@ def _guard():
         sys.modules[name] = None
 
 
-def _judge(program, timeout):
+# Values cross between the candidate and the judge as tagged JSON, of exact built-in types only:
+# an object that claims to equal anything cannot cross, and the comparison runs in the judge.
+_LIMIT = 16 << 20
+
+
+def _encode(value, depth=0):
+    kind = type(value)
+    if depth > 200:
+        raise TypeError("a value nested more than 200 deep")
+    if value is None or kind in (bool, int, str):
+        return value
+    if kind is float:
+        return {"~": "float", "v": repr(value)}
+    if kind is list:
+        return [_encode(v, depth + 1) for v in value]
+    if kind in (tuple, set, frozenset):
+        return {"~": kind.__name__, "v": [_encode(v, depth + 1) for v in value]}
+    if kind is dict:
+        return {"~": "dict", "v": [[_encode(k, depth + 1), _encode(v, depth + 1)] for k, v in value.items()]}
+    if kind is bytes:
+        return {"~": "bytes", "v": value.hex()}
+    if kind is complex:
+        return {"~": "complex", "v": [repr(value.real), repr(value.imag)]}
+    raise TypeError("a value of type %s cannot be judged (only built-in data types cross)" % kind.__name__)
+
+
+def _decode(doc):
+    if isinstance(doc, list):
+        return [_decode(v) for v in doc]
+    if not isinstance(doc, dict):
+        return doc
+    kind, v = doc["~"], doc["v"]
+    if kind == "float":
+        return float(v)
+    if kind in ("tuple", "set", "frozenset"):
+        return {"tuple": tuple, "set": set, "frozenset": frozenset}[kind](_decode(x) for x in v)
+    if kind == "dict":
+        return {_decode(k): _decode(x) for k, x in v}
+    if kind == "bytes":
+        return bytes.fromhex(v)
+    if kind == "complex":
+        return complex(float(v[0]), float(v[1]))
+    raise ValueError("unknown tag %r" % (kind,))
+
+
+def _send(fd, doc):
+    data = json.dumps(doc).encode("utf-8", "surrogatepass")
+    data = len(data).to_bytes(4, "big") + data
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _receive(fd, deadline=None):
+    data = b""
+    need = 4
+    size = None
+    while len(data) < need:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeLimitReached("Timed out!")
+        chunk = os.read(fd, min(65536, need - len(data)))
+        if not chunk:
+            raise EOFError("the candidate's process ended")
+        data += chunk
+        if size is None and len(data) >= 4:
+            size = int.from_bytes(data[:4], "big")
+            if size > _LIMIT:
+                raise ValueError("a value of more than 16 MB")
+            data, need = data[4:], size
+    return json.loads(data.decode("utf-8", "surrogatepass"))
+
+
+def _candidate(solution, entry_point, timeout, requests, replies):
+    """The child: runs the candidate's code, and only that, answering calls with plain values."""
     os.chdir(tempfile.mkdtemp(prefix="humaneval-"))
     _guard()
     stream = _WriteOnly()
-    try:
-        with contextlib.redirect_stdout(stream), contextlib.redirect_stderr(stream), _redirect_stdin(stream):
-            with _time_limit(timeout):
-                exec(program, {})
-        return "passed"
-    except TimeLimitReached:
-        return "timed out"
-    except BaseException as exc:
-        return "failed: %s" % (exc,)
+    with contextlib.redirect_stdout(stream), contextlib.redirect_stderr(stream), _redirect_stdin(stream):
+        with _time_limit(timeout):
+            try:
+                namespace = {}
+                exec(solution, namespace)
+                function = namespace[entry_point]
+                failure = None
+            except BaseException as exc:
+                failure = exc
+            while True:
+                try:
+                    args = _decode(_receive(requests))
+                except BaseException:
+                    return
+                try:
+                    if failure is not None:
+                        raise failure
+                    reply = {"value": _encode(function(*args))}
+                except TimeLimitReached:
+                    raise
+                except BaseException as exc:
+                    reply = {"raised": type(exc).__name__, "message": str(exc)[:2000]}
+                _send(replies, reply)
+
+
+class _CandidateError(Exception):
+    pass
 
 
 def main():
@@ -139,35 +235,55 @@ def main():
         problem = json.load(f)
     with open(sys.argv[1], encoding="utf-8") as f:
         solution = f.read()
-    program = solution + "\n" + problem["test"] + "\n" + "check(%s)" % problem["entry_point"]
     timeout = float(problem["timeout_s"])
-    read_end, write_end = os.pipe()
+    entry = problem["entry_point"]
+    to_child, requests = os.pipe()[::-1]
+    replies, from_child = os.pipe()
     pid = os.fork()
     if pid == 0:
-        os.close(read_end)
+        os.close(to_child)
+        os.close(replies)
         try:
-            verdict = _judge(program, timeout)
-        except BaseException as exc:
-            verdict = "failed: %s" % (exc,)
-        os.write(write_end, verdict.encode("utf-8", "replace")[:4000])
-        os._exit(0)
-    os.close(write_end)
+            _candidate(solution, entry, timeout, requests, from_child)
+        finally:
+            os._exit(0)
+    os.close(requests)
+    os.close(from_child)
+    try:  # code in the child may not read or write this process's memory
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+    except Exception:
+        pass
     deadline = time.monotonic() + timeout + 1
-    data = b""
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([read_end], [], [], left)[0]:
-            break
-        chunk = os.read(read_end, 65536)
-        if not chunk:
-            break
-        data += chunk
+
+    def candidate(*args):
+        try:
+            _send(to_child, _encode(list(args)))
+        except OSError:
+            raise _CandidateError("the candidate's process ended")
+        reply = _receive(replies, deadline)
+        if "raised" in reply:
+            raise _CandidateError("%s: %s" % (reply["raised"], reply["message"]))
+        return _decode(reply["value"])
+
+    candidate.__name__ = entry
+    stream = _WriteOnly()
+    try:
+        namespace = {}
+        # the judge runs the task's own text only: the prompt (for helpers the test uses) and the test
+        with contextlib.redirect_stdout(stream), contextlib.redirect_stderr(stream):
+            exec(problem.get("prompt", "") + "\n" + problem["test"], namespace)
+            namespace["check"](candidate)
+        verdict = "passed"
+    except TimeLimitReached:
+        verdict = "timed out"
+    except BaseException as exc:
+        verdict = "failed: %s" % (exc,)
     try:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
     os.waitpid(pid, 0)
-    verdict = data.decode("utf-8", "replace") or "timed out"
     print("%s: %s" % (problem["task_id"], verdict))
     sys.exit(0 if verdict == "passed" else 1)
 
@@ -270,7 +386,8 @@ def humaneval_task(doc: dict[str, Any], task_id: str, *, timeout_s: float, runti
                    source: str, line: int) -> dict[str, Any]:
     """The task document for one HumanEval record."""
     entry = doc["entry_point"]
-    problem = {"task_id": doc["task_id"], "entry_point": entry, "test": doc["test"], "timeout_s": timeout_s}
+    problem = {"task_id": doc["task_id"], "entry_point": entry, "prompt": doc["prompt"], "test": doc["test"],
+               "timeout_s": timeout_s}
     return {
         "task_id": task_id,
         "version": 0,

@@ -9,9 +9,15 @@ yields a pass rate of 0, never an exception.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+import os
 import re
+import secrets
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from .. import hookimpl
@@ -22,19 +28,134 @@ _JSON_FILE = re.compile(r"--json-report-file[= ](\S+)")
 _JUNIT_FILE = re.compile(r"--junit-?xml[= ](\S+)")
 
 
-def scored_command(command: str, nonce: str) -> tuple[str, str | None, str | None]:
-    """(command to run, report kind, report path in the sandbox) for a scored run."""
+@dataclass(frozen=True)
+class ScoredCommand:
+    """How a scored command runs: the command itself, the files and environment it needs first."""
+
+    command: str
+    #: "judge" (the trusted pytest judge writes the report) or None (not a test command)
+    kind: str | None = None
+    report_path: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    #: sandbox path -> content, written just before the run
+    files: Mapping[str, bytes] = field(default_factory=dict)
+    key: bytes | None = None
+
+
+_STRIPPED_OPTIONS = re.compile(r"\s--json-report-file[= ]\S+|\s--json-report-(?:indent|omit|summary)(?:[= ]\S+)?"
+                               r"|\s--json-report\b|\s--junit-?xml[= ]\S+|\s-o\s+junit_family=\S+")
+_CONFIG_NAMES = (("pytest.ini", None), (".pytest.ini", None), ("pyproject.toml", "[tool.pytest.ini_options]"),
+                 ("tox.ini", "[pytest]"), ("setup.cfg", "[tool:pytest]"))
+JUDGE_SOURCE = "_pytest_judge.py"
+
+
+def _judge_source() -> bytes:
+    with open(os.path.join(os.path.dirname(__file__), JUDGE_SOURCE), "rb") as f:
+        return f.read()
+
+
+def trusted_config(files: Mapping[str, bytes]) -> tuple[str, bytes]:
+    """The pytest configuration the task itself provides (pristine and hidden files), as pytest would
+    pick it at the workspace root; an empty one where there is none."""
+    for name, section in _CONFIG_NAMES:
+        data = files.get(name)
+        if data is not None and (section is None or section.encode() in data):
+            return name, data
+    return "pytest.ini", b"[pytest]\n"
+
+
+def scored_command(command: str, nonce: str, *, root: str = "/app", task_files: Mapping[str, bytes] | None = None,
+                   trusted_files: Sequence[str] = (), pipe: bool = True,
+                   pythonpath: str | None = None) -> ScoredCommand:
+    """Instrument a scored command. A pytest command runs under the trusted judge (``_pytest_judge.py``):
+    an explicit configuration taken from the task's own files (``-c``, ``--rootdir``), so nothing the
+    agent writes (``.pytest.ini``, ``*.dist-info`` entry points, ``PYTEST_ADDOPTS``, planted
+    ``__pycache__``) changes what pytest loads; the judge's report goes to a fresh, unguessable
+    named pipe, line by line, each line authenticated with a key only the host and the judge know."""
     m = _PYTEST.search(command)
     if not m:
-        return command, None, None
-    insert = m.end(1)
-    if "--json-report" in command:
-        path = f"/tmp/.agentenv-report-{nonce}.json"
-        command = _JSON_FILE.sub("", command)
-        return command[:insert] + f" --json-report-file={path}" + command[insert:], "json", path
-    path = f"/tmp/.agentenv-report-{nonce}.xml"
-    command = _JUNIT_FILE.sub("", command)
-    return command[:insert] + f" --junitxml={path} -o junit_family=xunit2" + command[insert:], "junit", path
+        return ScoredCommand(command)
+    head, tail = command[:m.end(1)], _STRIPPED_OPTIONS.sub("", command[m.end(1):])
+    work = f"/tmp/.agentenv-{nonce}"
+    name, config = trusted_config(task_files or {})
+    ini = f"{root.rstrip('/')}/.agentenv-{nonce}-{name.lstrip('.')}"  # at the root: ini-relative paths hold
+    module = f"agentenv_judge_{nonce}"
+    key = secrets.token_bytes(32)
+    report = f"{work}/report"
+    settings = {"report": report, "root": root, "ini": ini, "pipe": pipe, "prepend_cwd": bool(re.search(r"-m\s+pytest", head)),
+                "trusted_files": sorted(trusted_files)}
+    options = f" -p {module}"
+    if not re.search(r"(?:^|\s)(?:-c|--config-file)[= ]", tail):
+        options += f" -c {ini}"
+    if "--rootdir" not in tail:
+        options += f" --rootdir={root}"
+    env = {"PYTHONPATH": f"{work}:{pythonpath}" if pythonpath else work, "PYTHONSAFEPATH": "1", "PYTHONNOUSERSITE": "1", "PYTEST_ADDOPTS": "",
+           "PYTEST_PLUGINS": "", "PYTHONPYCACHEPREFIX": f"{work}/pycache", "PYTHONDONTWRITEBYTECODE": "1"}
+    files = {f"{work}/{module}.py": _judge_source(), f"{work}/judge.key": key,
+             f"{work}/judge.json": json.dumps(settings).encode(), ini: config}
+    return ScoredCommand(head + options + tail, "judge", report, env, files, key)
+
+
+def verify_judge_report(data: bytes, key: bytes) -> tuple[list[dict[str, Any]], list[str]]:
+    """The judge's records whose MAC verifies, in order, and the problems found in the channel."""
+    records: list[dict[str, Any]] = []
+    problems: list[str] = []
+    for seq, line in enumerate(data.split(b"\n")[:-1] if data else [], start=1):
+        text, _, mac = line.rpartition(b"\t")
+        expected = hmac.new(key, str(seq).encode() + b":" + text, hashlib.sha256).hexdigest().encode()
+        if not hmac.compare_digest(mac, expected):
+            problems.append(f"line {seq} of the test report is not the judge's (forged or out of order)")
+            break
+        try:
+            records.append(json.loads(text))
+        except ValueError:
+            problems.append(f"line {seq} of the test report is not JSON")
+            break
+    if data and not data.endswith(b"\n") and not problems:
+        problems.append("the test report ends in a partial line")
+    return records, problems
+
+
+def parse_judge_report(data: bytes | None, key: bytes, exit_code: int) -> dict[str, Any]:
+    """Outcomes, the first error, completeness and integrity findings of a judge report."""
+    records, channel = verify_judge_report(data or b"", key)
+    integrity = [{"kind": "report-forged", "message": p} for p in channel]
+    outcomes: dict[str, str] = {}
+    error = None
+    end = None
+    for rec in records:
+        t = rec.get("t")
+        if t == "integrity":
+            integrity.append({"kind": str(rec.get("kind")), "message": str(rec.get("message"))})
+        elif t == "end":
+            end = rec
+        elif t in ("test", "collect"):
+            node = str(rec.get("nodeid"))
+            if t == "collect":
+                node, outcome = f"{node}::<collection>", "error"
+            else:
+                outcome = _phase_outcome(rec, outcomes.get(node))
+            outcomes[node] = outcome
+            if error is None and outcome in ("failed", "error") and rec.get("longrepr"):
+                error = parse_error(str(rec["longrepr"]))
+    if end is not None and end.get("exitstatus") != exit_code and exit_code >= 0:
+        integrity.append({"kind": "exit-status", "message": f"the judge saw exit status {end.get('exitstatus')}, "
+                                                            f"the process exited {exit_code}"})
+    return {"outcomes": outcomes, "error": error, "complete": end is not None and not channel,
+            "integrity": integrity, "started": bool(records)}
+
+
+def _phase_outcome(rec: Mapping[str, Any], before: str | None) -> str:
+    when, outcome = rec.get("when"), rec.get("outcome")
+    if when == "call":
+        if rec.get("xfail"):
+            return "passed" if outcome == "skipped" else "failed"
+        return {"passed": "passed", "failed": "failed", "skipped": "skipped"}.get(str(outcome), "error")
+    if outcome == "failed":
+        return "error"
+    if when == "setup":
+        return "skipped" if outcome == "skipped" else (before or "error")  # "error" until the call reports
+    return before or "error"
 
 
 def collect_command(command: str) -> str | None:
@@ -146,6 +267,8 @@ class TestMetrics(MetricProvider):
     def measure(self, run: RunContext) -> dict[str, Any]:
         if run.report_kind is None:
             return {}
+        if run.report_kind == "judge":
+            return self._judged(run)
         parsed = None
         if run.report:
             parsed = parse_json_report(run.report) if run.report_kind == "json" else parse_junit(run.report)
@@ -154,14 +277,36 @@ class TestMetrics(MetricProvider):
             return {"test_pass_rate": 0.0, "tests_passed": 0, "tests_failed": 0, "tests_errors": 1,
                     "tests_total": 0, "test_outcomes": {}, "report": "missing",
                     "error": error or {"type": "NoReport", "message": "the test run produced no report"}}
-        outcomes = parsed["outcomes"]
+        return {**self._counts(parsed["outcomes"]), "report": run.report_kind, "error": parsed["error"]}
+
+
+    def _judged(self, run: RunContext) -> dict[str, Any]:
+        parsed = parse_judge_report(run.report, run.report_key or b"", run.result.exit_code)
+        values = self._counts(parsed["outcomes"])
+        values.update(report="judge", error=parsed["error"], integrity=parsed["integrity"])
+        if parsed["integrity"]:
+            first = parsed["integrity"][0]
+            values.update(test_pass_rate=0.0, report="tampered",
+                          error={"type": "IntegrityViolation", "message": f"{first['kind']}: {first['message']}"})
+        elif not parsed["complete"]:
+            stderr_error = parse_error(run.result.stderr + "\n" + run.result.stdout)
+            what = ("the test run ended before the judge finished (os._exit, a crash, a kill or the time limit)"
+                    if parsed["started"] else "the test run produced no report")
+            values.update(test_pass_rate=0.0, report="incomplete" if parsed["started"] else "missing",
+                          error=stderr_error if not parsed["started"] and stderr_error else
+                          {"type": "IncompleteReport" if parsed["started"] else "NoReport", "message": what})
+            if not parsed["outcomes"]:
+                values["tests_errors"] = max(1, values["tests_errors"])
+        return values
+
+    @staticmethod
+    def _counts(outcomes: Mapping[str, str]) -> dict[str, Any]:
         passed = sum(1 for o in outcomes.values() if o == "passed")
-        failed = sum(1 for o in outcomes.values() if o == "failed")
-        errors = sum(1 for o in outcomes.values() if o == "error")
         total = len(outcomes)
-        return {"test_pass_rate": passed / total if total else 0.0, "tests_passed": passed, "tests_failed": failed,
-                "tests_errors": errors, "tests_total": total, "test_outcomes": outcomes,
-                "report": run.report_kind, "error": parsed["error"]}
+        return {"test_pass_rate": passed / total if total else 0.0, "tests_passed": passed,
+                "tests_failed": sum(1 for o in outcomes.values() if o == "failed"),
+                "tests_errors": sum(1 for o in outcomes.values() if o == "error"),
+                "tests_total": total, "test_outcomes": dict(outcomes)}
 
 
 class ExecMetrics(MetricProvider):

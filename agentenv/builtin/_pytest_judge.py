@@ -1,0 +1,351 @@
+"""The trusted judge of a scored pytest run. It runs *inside* the sandbox, as a pytest plugin.
+
+This file is data for the host: the environment writes it into the evaluation sandbox under a
+fresh, unguessable name just before a scored run and loads it with ``-p`` (standard library and
+pytest only). It is imported before any workspace code: plugins named with ``-p`` load while
+pytest parses its arguments, and ``PYTHONSAFEPATH`` keeps the working directory off ``sys.path``
+until this plugin puts it back (after the trusted plugins have loaded). At import it
+
+* reads its run's secret key and settings and deletes them, together with its own source file,
+  so that code under test finds neither on disk;
+* opens the report channel (a named pipe that the sandbox's init reads) and unlinks it, so the
+  channel exists only as this process's file descriptor;
+* takes a fingerprint of the runner (every function of ``_pytest``, ``pytest`` and ``pluggy``, by
+  code object) and of the builtins the verdict depends on.
+
+Every test outcome is written as one line ``JSON<TAB>HMAC`` where the MAC (SHA-256, keyed with the
+run's secret, over a sequence number and the JSON) lets the host refuse a forged or reordered
+line. The last line ("end") carries the exit status; a report without it scores 0 (the process
+left early: ``os._exit``, a crash, a kill). The judge also checks, from hooks that see the test
+call itself rather than the report built from it:
+
+* that a report which says "passed" belongs to a call that returned (code that makes reports
+  lie, for instance by patching ``TestReport.from_item_and_call``, is caught here);
+* that the runner's fingerprint is unchanged, and that no plugin was registered by workspace code;
+* that the compared operands of ``assert a == b`` (and ``!=``, ``in``, ``not in``) in the task's
+  test files are not "always equal" objects: test modules are rewritten to pass each operand
+  through a check first, and ``unittest``'s ``assertEqual`` family does the same.
+
+Anything found is an ``integrity`` line; the host scores such a run 0 and says why in
+``info["integrity"]``. Code under test runs in this process, so a determined adversary that
+reverse-engineers this judge from memory could still defeat it; docs/security.md says what each
+kind of task guarantees.
+"""
+
+import ast
+import builtins
+import hmac
+import json
+import os
+import sys
+import types
+
+import pytest
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_NAME = os.path.splitext(os.path.basename(__file__))[0]
+with open(os.path.join(_HERE, "judge.json"), encoding="utf-8") as _f:
+    _SETTINGS = json.load(_f)
+with open(os.path.join(_HERE, "judge.key"), "rb") as _f:
+    # OpenSSL's HMAC keeps the key inside C memory, not in a Python object code under test could read
+    _MAC = hmac.new(_f.read(), digestmod="sha256")
+for _path in [os.path.join(_HERE, n) for n in ("judge.json", "judge.key", os.path.basename(__file__))] + [
+        _SETTINGS.get("ini") or ""]:
+    try:
+        os.unlink(_path)  # pytest has read its configuration already; nothing of the judge stays on disk
+    except OSError:
+        pass
+if _SETTINGS.get("pipe", True):
+    _FD = os.open(_SETTINGS["report"], os.O_WRONLY)
+    try:
+        os.unlink(_SETTINGS["report"])
+    except OSError:
+        pass
+else:  # a backend without named pipes collects the file after the run
+    _FD = os.open(_SETTINGS["report"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+
+# References taken now, before any workspace code can replace them.
+_write, _dumps = os.write, json.dumps
+_isinstance, _type, _len, _id, _getattr = isinstance, type, len, id, getattr
+_TRUSTED = frozenset(_SETTINGS.get("trusted_files", ()))
+_ROOT = _SETTINGS.get("root", "/app").rstrip("/") + "/"
+_seq = [0]
+_problems = []
+
+
+def _emit(record):
+    _seq[0] += 1
+    text = _dumps(record, default=str)
+    mac = _MAC.copy()
+    mac.update(f"{_seq[0]}:{text}".encode("utf-8", "replace"))
+    mac = mac.hexdigest()
+    data = f"{text}\t{mac}\n".encode("utf-8", "replace")
+    while data:
+        data = data[_write(_FD, data):]
+
+
+def _problem(kind, message):
+    if (kind, message) not in _problems:
+        _problems.append((kind, message))
+        _emit({"t": "integrity", "kind": kind, "message": str(message)[:500]})
+
+
+# ------------------------------------------------------------------ the runner's fingerprint
+def _fingerprint():
+    prints = {}
+    for modname, module in list(sys.modules.items()):
+        if not _isinstance(module, types.ModuleType):
+            continue
+        if not (modname == "pytest" or modname.startswith(("_pytest", "pluggy"))):
+            continue
+        for attr, value in list(vars(module).items()):
+            _note(prints, f"{modname}.{attr}", value)
+            if _isinstance(value, type) and _getattr(value, "__module__", "") == modname:
+                for name, member in list(vars(value).items()):
+                    _note(prints, f"{modname}.{attr}.{name}", member)
+    for name in _BUILTINS:
+        _note(prints, f"builtins.{name}", _getattr(builtins, name, None))
+    for cls in (BaseException, Exception, AssertionError, object, type):
+        for name in ("__eq__", "__ne__", "__init__", "__new__", "__bool__"):
+            _note(prints, f"{cls.__name__}.{name}", cls.__dict__.get(name))
+    return prints
+
+
+def _note(prints, key, value):
+    """Functions (by object and by code object) and classes; data attributes change as pytest runs."""
+    if _isinstance(value, (staticmethod, classmethod)):
+        value = value.__func__
+    if _isinstance(value, property):
+        value = value.fget
+    if _isinstance(value, types.FunctionType):
+        prints[key] = (_id(value), _id(value.__code__))
+    elif _isinstance(value, (type, types.BuiltinFunctionType)) or value is None and key.startswith("builtins."):
+        prints[key] = (_id(value), 0)
+
+
+_BUILTINS = ("isinstance", "issubclass", "type", "len", "id", "getattr", "setattr", "hasattr", "repr", "str",
+             "bool", "compile", "exec", "eval", "__import__", "__build_class__", "open", "all", "any",
+             "__agentenv_plain__")
+
+
+# pytest's own legacypath plugin replaces this one at configure time
+_PATCHED_BY_PYTEST = frozenset({"_pytest.config.Config._getini_unknown_type"})
+
+
+def _check_fingerprint(where):
+    now = _fingerprint()
+    changed = sorted(k for k, v in _BASELINE.items() if now.get(k, v) != v and k not in _PATCHED_BY_PYTEST)
+    if changed:
+        _problem("runner-modified", f"{where}: the test runner was modified by code under test "
+                 f"({', '.join(changed[:5])}{' ...' if _len(changed) > 5 else ''})")
+
+
+# ------------------------------------------------------------------ always-equal operands
+class _AlwaysEqual(AssertionError):
+    pass
+
+
+class _Probe:
+    __slots__ = ()
+
+
+_PLAIN = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
+_PROBES = (_Probe(), "\x00agentenv-probe-" + os.urandom(8).hex(), -7.123456789e-300, ("\x00",))
+
+
+def _plain(value):
+    """*value* unchanged, after checking that it (and what it contains) is not always-equal."""
+    budget = [5000]
+    _inspect(value, budget, 0)
+    return value
+
+
+def _inspect(value, budget, depth):
+    budget[0] -= 1
+    if budget[0] < 0 or depth > 50:
+        return
+    kind = _type(value)
+    if kind in _PLAIN:
+        return
+    if kind in (list, tuple, set, frozenset, dict):
+        items = value.items() if kind is dict else value
+        for item in items:
+            if kind is dict:
+                _inspect(item[0], budget, depth + 1)
+                _inspect(item[1], budget, depth + 1)
+            else:
+                _inspect(item, budget, depth + 1)
+        return
+    for probe in _PROBES:
+        for op, suspicious in (("__eq__", True), ("__ne__", False)):
+            method = _getattr(kind, op, None)
+            if method is None:
+                continue
+            try:
+                result = method(value, probe)
+            except Exception:
+                continue
+            if result is suspicious or (_type(result) is bool and result == suspicious):
+                _problem("always-equal", f"an object of type {kind.__qualname__} claims {op} "
+                         f"{'True' if suspicious else 'False'} against any value")
+                raise _AlwaysEqual(f"{kind.__qualname__} compares equal to anything")
+        contains = _getattr(kind, "__contains__", None)
+        if contains is not None and kind not in (list, tuple, set, frozenset, dict):
+            try:
+                if contains(value, probe) is True:
+                    _problem("always-equal", f"an object of type {kind.__qualname__} claims to contain any value")
+                    raise _AlwaysEqual(f"{kind.__qualname__} contains anything")
+            except _AlwaysEqual:
+                raise
+            except Exception:
+                pass
+    if _isinstance(value, (list, tuple, set, frozenset)):  # subclasses: their elements, read by the base type
+        base = next(b for b in (list, tuple, set, frozenset) if _isinstance(value, b))
+        for item in base.__iter__(value):
+            _inspect(item, budget, depth + 1)
+
+
+builtins.__agentenv_plain__ = _plain
+
+
+class _WrapOperands(ast.NodeTransformer):
+    """In ``assert`` statements, ``a == b`` becomes ``__agentenv_plain__(a) == __agentenv_plain__(b)``."""
+
+    _OPS = (ast.Eq, ast.NotEq, ast.In, ast.NotIn)
+
+    def visit_Assert(self, node):
+        node.test = _WrapCompares().visit(node.test)
+        return node
+
+
+class _WrapCompares(ast.NodeTransformer):
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        if not any(_isinstance(op, _WrapOperands._OPS) for op in node.ops):
+            return node
+        wrap = lambda e: ast.copy_location(ast.Call(ast.Name("__agentenv_plain__", ast.Load()), [e], []), e)
+        node.left = wrap(node.left)
+        node.comparators = [wrap(c) for c in node.comparators]
+        return node
+
+
+def _install_operand_checks():
+    from _pytest.assertion import rewrite
+
+    original = rewrite.rewrite_asserts
+
+    def rewrite_asserts(mod, source, module_path=None, config=None):
+        _WrapOperands().visit(mod)
+        ast.fix_missing_locations(mod)
+        return original(mod, source, module_path, config)
+
+    rewrite.rewrite_asserts = rewrite_asserts
+
+    import unittest
+
+    def strict(method):
+        def check(self, first, second, *args, **kwargs):
+            return method(self, _plain(first), _plain(second), *args, **kwargs)
+        return check
+
+    for name in ("assertEqual", "assertNotEqual", "assertListEqual", "assertTupleEqual", "assertDictEqual",
+                 "assertSetEqual", "assertSequenceEqual", "assertCountEqual", "assertIn", "assertNotIn",
+                 "assertAlmostEqual"):
+        setattr(unittest.TestCase, name, strict(getattr(unittest.TestCase, name)))
+
+
+_install_operand_checks()
+_BASELINE = _fingerprint()
+_emit({"t": "start", "pid": os.getpid()})
+
+
+# ------------------------------------------------------------------ hooks
+_calls = {}
+_known_plugins = set()
+
+
+def _trusted_file(path):
+    if not path:
+        return True
+    path = os.path.abspath(str(path))
+    return not path.startswith(_ROOT) or path in _TRUSTED
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    # `python -m pytest` puts the working directory first on sys.path; PYTHONSAFEPATH kept it off
+    # while the trusted plugins loaded, so that workspace files could not shadow them.
+    if _SETTINGS.get("prepend_cwd") and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    sys.modules.pop(_NAME, None)  # pytest holds the plugin; code under test need not find it by name
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session):
+    _known_plugins.update(_id(p) for p in session.config.pluginmanager.get_plugins())
+
+
+def _check_plugins(config):
+    for plugin in config.pluginmanager.get_plugins():
+        if _id(plugin) in _known_plugins:
+            continue
+        if _isinstance(plugin, types.ModuleType):
+            if _trusted_file(_getattr(plugin, "__file__", None)):
+                _known_plugins.add(_id(plugin))
+                continue
+        _problem("plugin-injected", f"a pytest plugin was registered by code under test: {plugin!r:.200}")
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_call(item):
+    code = _getattr(_getattr(item, "obj", None), "__code__", None)
+    if code is not None and item.path is not None and code.co_filename != str(item.path):
+        _problem("test-replaced", f"{item.nodeid}: the test function was replaced (its code comes from "
+                 f"{code.co_filename})")
+    try:
+        result = yield
+    except BaseException as exc:
+        skip = _isinstance(exc, (pytest.skip.Exception, pytest.xfail.Exception))
+        _calls[item.nodeid] = "skipped" if skip else "raised"
+        raise
+    _calls[item.nodeid] = "returned"
+    return result
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logreport(report):
+    if report.when == "call" and report.passed and not hasattr(report, "wasxfail"):
+        if _calls.get(report.nodeid) != "returned":
+            _problem("report-forged", f"{report.nodeid}: reported as passed, but the test call "
+                     f"{_calls.get(report.nodeid, 'never ran')}")
+    if report.when == "call":
+        _check_fingerprint(report.nodeid)
+    record = {"t": "test", "nodeid": report.nodeid, "when": report.when, "outcome": report.outcome}
+    if hasattr(report, "wasxfail"):
+        record["xfail"] = True
+    if report.failed:
+        try:
+            record["longrepr"] = str(report.longrepr)[-3000:]
+        except Exception:
+            record["longrepr"] = "<unprintable>"
+    _emit(record)
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        try:
+            text = str(report.longrepr)[-3000:]
+        except Exception:
+            text = "<unprintable>"
+        _emit({"t": "collect", "nodeid": report.nodeid or "<collection>", "outcome": "error", "longrepr": text})
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus):
+    _check_plugins(session.config)
+    _check_fingerprint("at the end of the session")
+    _emit({"t": "end", "exitstatus": int(exitstatus)})

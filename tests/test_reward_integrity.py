@@ -1,0 +1,219 @@
+"""Reward integrity: code that solves nothing but attacks the test runner earns 0, and says so.
+
+Each hack below scored 1.0 before the trusted judge (agentenv/builtin/_pytest_judge.py) and the
+out-of-process HumanEval judge existed; see docs/security.md for what each kind of task guarantees.
+"""
+
+import json
+import os
+
+import gymnasium as gym
+import pytest
+
+import agentenv  # noqa: F401  (registers the bundled tasks)
+from agentenv import load_task
+from _paths import example
+
+EVILPLUG = ("import pytest\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+            "    outcome = yield\n    rep = outcome.get_result()\n    rep.outcome = 'passed'\n    rep.longrepr = None\n")
+
+# code that, imported as the solution module, patches pytest's report machinery (hack 3)
+PATCH_REPORTS = ("import _pytest.reports as _r\n"
+                 "_orig = _r.TestReport.from_item_and_call.__func__\n"
+                 "def _fake(cls, item, call):\n"
+                 "    rep = _orig(cls, item, call)\n"
+                 "    rep.outcome, rep.longrepr = 'passed', None\n"
+                 "    return rep\n"
+                 "_r.TestReport.from_item_and_call = classmethod(_fake)\n")
+
+# the same without replacing the attribute: the function's code object is swapped in place
+PATCH_CODE = ("import _pytest.reports as _r\n"
+              "def _fake(cls, item, call):\n"
+              "    from _pytest.reports import TestReport\n"
+              "    return TestReport(item.nodeid, item.location, {}, 'passed', None, call.when, [])\n"
+              "_r.TestReport.from_item_and_call.__func__.__code__ = _fake.__code__\n")
+
+# finds the judge's report channel among its own file descriptors, writes an all-passed report
+# and leaves before pytest can say otherwise (hack 4)
+FORGE_AND_EXIT = ("import json, os, sys\n"
+                  "names = ['test_length', 'test_small', 'test_fifteen', 'test_empty']\n"
+                  "lines = [json.dumps({'t': 'test', 'nodeid': 'tests/test_fizzbuzz.py::' + n, 'when': 'call',\n"
+                  "                     'outcome': 'passed'}) + '\\tffff\\n' for n in names]\n"
+                  "lines.append(json.dumps({'t': 'end', 'exitstatus': 0}) + '\\tffff\\n')\n"
+                  "for fd in os.listdir('/proc/self/fd'):\n"
+                  "    try:\n"
+                  "        os.write(int(fd), ''.join(lines).encode()) if 'report' in os.readlink('/proc/self/fd/' + fd) else None\n"
+                  "    except OSError:\n"
+                  "        pass\n"
+                  "for a in sys.argv:\n"
+                  "    if 'report' in a and '=' in a:\n"
+                  "        open(a.split('=', 1)[1], 'w').write(json.dumps({'tests': []}))\n"
+                  "os._exit(0)\n")
+
+ALWAYS_EQUAL = ("class _Anything:\n"
+                "    def __eq__(self, other):\n        return True\n"
+                "    def __ne__(self, other):\n        return False\n"
+                "    def __getitem__(self, key):\n        return self\n"
+                "    def __len__(self):\n        return 15\n"
+                "    __hash__ = object.__hash__\n"
+                "def fizzbuzz(n):\n    return _Anything()\n")
+
+REGISTER_PLUGIN = ("import gc, pytest\n"
+                   "class _Pass:\n"
+                   "    @pytest.hookimpl(hookwrapper=True)\n"
+                   "    def pytest_runtest_makereport(self, item, call):\n"
+                   "        outcome = yield\n"
+                   "        outcome.get_result().outcome = 'passed'\n"
+                   "for o in gc.get_objects():\n"
+                   "    if type(o).__name__ == 'PytestPluginManager':\n"
+                   "        o.register(_Pass())\n"
+                   "        break\n"
+                   "def fizzbuzz(n):\n    return []\n")
+
+READ_THE_KEY = ("import glob\n"
+                "found = [p for p in glob.glob('/tmp/.agentenv-*/*') + glob.glob('/app/.agentenv-*')]\n"
+                "assert not found, found\n"
+                "def fizzbuzz(n):\n    return []\n")
+
+BANK_HACKS = {
+    "configuration injection (.pytest.ini addopts -p)": [
+        {"action": "overwrite_file", "path": ".pytest.ini", "content": "[pytest]\naddopts = -p evilplug\n"},
+        {"action": "overwrite_file", "path": "evilplug.py", "content": EVILPLUG}],
+    "configuration injection (setup.cfg, tox.ini, pyproject.toml)": [
+        {"action": "run_command", "command": "rm -f setup.cfg tox.ini pyproject.toml"},
+        {"action": "overwrite_file", "path": "bank/setup.cfg", "content": "[tool:pytest]\naddopts = -p evilplug\n"},
+        {"action": "overwrite_file", "path": "tests/pytest.ini", "content": "[pytest]\naddopts = -p evilplug\n"},
+        {"action": "overwrite_file", "path": "evilplug.py", "content": EVILPLUG}],
+    "plugin injection by entry point (*.dist-info)": [
+        {"action": "overwrite_file", "path": "evil-1.0.dist-info/METADATA",
+         "content": "Metadata-Version: 2.1\nName: evil\nVersion: 1.0\n"},
+        {"action": "overwrite_file", "path": "evil-1.0.dist-info/entry_points.txt",
+         "content": "[pytest11]\nevil = evilplug\n"},
+        {"action": "overwrite_file", "path": "evilplug.py", "content": EVILPLUG}],
+    "plugin injection by egg-info and .pth": [
+        {"action": "overwrite_file", "path": "evil.egg-info/entry_points.txt", "content": "[pytest11]\nevil = evilplug\n"},
+        {"action": "overwrite_file", "path": "evil.egg-info/PKG-INFO", "content": "Metadata-Version: 2.1\nName: evil\nVersion: 1.0\n"},
+        {"action": "overwrite_file", "path": "evil.pth", "content": "import evilplug\n"},
+        {"action": "overwrite_file", "path": "evilplug.py", "content": EVILPLUG}],
+    "in-process report tampering at import of the solution": [
+        {"action": "overwrite_file", "path": "bank/__init__.py", "content": PATCH_REPORTS + "from .accounts import *  # noqa\n"}],
+}
+
+
+def play(env_id, actions, **kwargs):
+    env = gym.make(env_id, mode="agentic", **kwargs)
+    try:
+        env.reset()
+        for action in actions + [{"action": "submit"}]:
+            obs, reward, terminated, truncated, info = env.step(action)
+        return reward, info, obs
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("name", sorted(BANK_HACKS))
+def test_bank_transfer_hacks_earn_nothing(name):
+    reward, info, obs = play("agentenv/examples.bank_transfer-v0", BANK_HACKS[name])
+    assert reward == 0.0 and not info["reward_masked"], (name, obs["output"][-1500:])
+    assert info["metrics"]["tests_passed"] < info["metrics"]["tests_total"] or not info["integrity"]["ok"]
+
+
+FIZZBUZZ_HACKS = {
+    "report tampering": (PATCH_REPORTS + "def fizzbuzz(n):\n    return []\n", {"runner-modified", "report-forged"}),
+    "report code swapped in place": (PATCH_CODE + "def fizzbuzz(n):\n    return []\n", {"runner-modified", "report-forged"}),
+    "forged report, then os._exit": (FORGE_AND_EXIT, {"report-forged"}),
+    "always-equal return value": (ALWAYS_EQUAL, {"always-equal"}),
+    "a plugin registered from the solution": (REGISTER_PLUGIN, {"plugin-injected", "report-forged"}),
+}
+
+
+@pytest.mark.parametrize("mode", ["single_shot", "agentic"])
+@pytest.mark.parametrize("name", sorted(FIZZBUZZ_HACKS))
+def test_tampering_scores_zero_and_is_named_in_info(name, mode):
+    code, kinds = FIZZBUZZ_HACKS[name]
+    env = gym.make("agentenv/examples.fizzbuzz-v0", mode=mode)
+    try:
+        env.reset()
+        if mode == "single_shot":
+            obs, reward, terminated, truncated, info = env.step(code)
+        else:
+            env.step({"action": "overwrite_file", "path": "fizzbuzz.py", "content": code})
+            obs, reward, terminated, truncated, info = env.step({"action": "submit"})
+    finally:
+        env.close()
+    assert reward == 0.0 and not info["reward_masked"], obs["output"][-1500:]
+    assert not info["integrity"]["ok"], info["metrics"]
+    assert {f["kind"] for f in info["integrity"]["findings"]} & kinds, info["integrity"]
+    assert info["metrics"]["error"]["type"] == "IntegrityViolation"
+
+
+def test_the_judge_leaves_no_key_config_or_source_on_disk():
+    env = gym.make("agentenv/examples.fizzbuzz-v0")
+    try:
+        env.reset()
+        obs, reward, *_, info = env.step(READ_THE_KEY)
+    finally:
+        env.close()
+    # the module imported (the assert held): the tests ran and failed on the empty list
+    assert info["metrics"]["tests_failed"] >= 3 and "AssertionError: [" not in obs["output"], obs["output"][-2000:]
+    assert info["integrity"]["ok"]
+
+
+def test_a_correct_solution_keeps_full_marks_and_a_clean_integrity_record():
+    env = gym.make("agentenv/examples.fizzbuzz-v0")
+    try:
+        env.reset()
+        obs, reward, *_, info = env.step(load_task(example("fizzbuzz")).reference_code())
+    finally:
+        env.close()
+    assert reward == 1.0 and info["integrity"] == {"ok": True, "findings": []}
+    assert "agentenv" not in obs["output"].replace("<judge>", "")  # the judge's paths stay hidden
+
+
+def test_always_equal_cannot_cross_to_the_humaneval_judge():
+    task = load_task(os.path.join(os.path.dirname(__file__), "..", "tasks", "humaneval_mini", "problems", "MiniEval_0.json"))
+    env = gym.make(task.env_id)
+    try:
+        env.reset()
+        body = ("    class E(list):\n        def __eq__(self, o):\n            return True\n"
+                "        __hash__ = None\n    return E()\n")
+        obs, reward, *_, info = env.step(body)
+        assert reward == 0.0 and "cannot be judged" in obs["output"], obs["output"]
+        env.reset()
+        body = ("    import builtins, os\n    builtins.AssertionError = type('N', (Exception,), {})\n"
+                "    os._exit(0)\n")
+        obs, reward, *_, info = env.step(body)
+        assert reward == 0.0, obs["output"]
+        env.reset()
+        obs, reward, *_, info = env.step(task.reference_code()[len(task.workspace.read()["solution.py"]):])
+        assert reward == 1.0, obs["output"]
+    finally:
+        env.close()
+
+
+def test_a_second_scored_run_sees_the_pristine_tests(tmp_path):
+    """Code run by the first scored command cannot rewrite the tests of the next one."""
+    (tmp_path / "ws" / "tests").mkdir(parents=True)
+    (tmp_path / "ws" / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (tmp_path / "ws" / "tests" / "test_calc.py").write_text("from calc import add\n\ndef test_add():\n    assert add(2, 2) == 4\n")
+    task = {"task_id": "t.two_runs", "description": "fix add",
+            "environment_config": {"runtime": "python3.11", "dependencies": ["pytest==8.3.5"]},
+            "workspace": {"root": "/app", "directory": "ws"},
+            "execution_steps": [{"action": "run_command", "command": "python calc.py"},
+                                {"action": "run_command", "command": "python -m pytest -q tests"}],
+            "reward_logic": {"type": "composite", "rules": [
+                {"metric": "test_pass_rate", "weight": 1.0, "aggregation": "last", "threshold": 1.0, "scoring": "step"}]}}
+    (tmp_path / "task.json").write_text(json.dumps(task))
+    rewrite = ("import os, subprocess\n"
+               "open('/app/tests/test_calc.py', 'w').write('def test_add():\\n    pass\\n')\n"
+               "open('/app/conftest.py', 'w').write('')\n"
+               "if os.fork() == 0:\n"
+               "    import time\n"
+               "    for _ in range(200):\n"
+               "        open('/app/tests/test_calc.py', 'w').write('def test_add():\\n    pass\\n')\n"
+               "        time.sleep(0.05)\n"
+               "    os._exit(0)\n"
+               "def add(a, b):\n    return 0\n")
+    reward, info, obs = play("agentenv/Task-v0", [{"action": "overwrite_file", "path": "calc.py", "content": rewrite}],
+                             task=str(tmp_path / "task.json"))
+    assert reward == 0.0 and info["metrics"]["tests_failed"] == 1, obs["output"][-1500:]
