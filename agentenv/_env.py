@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import errno
 import re
 import json
 import os
@@ -39,7 +40,7 @@ import gymnasium as gym
 import numpy as np
 
 from ._backends import get_backend
-from ._errors import ActionError, AgentEnvError, InfrastructureError
+from ._errors import ActionError, AgentEnvError, InfrastructureError, SandboxError
 from ._extension import ActionContext, EpisodeView, RunContext
 from ._plugins import registry
 from ._reward import RewardResult, compute_reward
@@ -279,22 +280,64 @@ class CodingEnv(gym.Env):
 
     def _evaluate_workspace(self) -> tuple[list[dict[str, Any]], str]:
         """Evaluate the agent's workspace in a fresh sandbox (protected files pristine, hidden files added)."""
-        agent, root = self._sandbox, self.task.root
         with self._open() as judge:
-            current = set(agent.list_files(root))
-            for rel in sorted(current):
-                if matches_any(rel, self._protected):
-                    continue
-                try:
-                    data = agent.read_file(rel)
-                except OSError:
-                    continue  # a FIFO, a dangling link, a directory link: not part of the solution
-                if self._pristine.get(rel) != data:
-                    judge.write_file(rel, data)
-            for rel in self._pristine:
-                if rel not in current and not matches_any(rel, self._protected):
-                    judge.remove(rel)
+            try:
+                self._copy_changes(self._sandbox, judge)
+            except _WorkspaceRefused as exc:  # the agent's own doing: scored 0, never masked
+                error = {"type": "WorkspaceRefused", "message": str(exc)}
+                return [{"error": error, "workspace_refused": True}], f"[the workspace was not evaluated: {exc}]"
             return self._evaluate(judge, code=None)
+
+    def _copy_limits(self) -> tuple[int, int, int, int]:
+        """(files, bytes in all, bytes in one file, directory depth) the evaluation copies at most."""
+        limits = self.task.limits
+        total = min(MAX_COPY_BYTES, limits.memory_mb << 18)  # a quarter of the judge's memory
+        return MAX_COPY_FILES, total, min(total, limits.max_file_size_mb << 20), MAX_COPY_DEPTH
+
+    def _copy_changes(self, agent: Sandbox, judge: Sandbox) -> None:
+        """Copy the agent's changes to non-protected files into *judge*, within bounds.
+
+        What the agent wrote decides what is copied, so a workspace past a bound, or one whose
+        listing or reading fails while both sandboxes live, is the agent's failure: raised as
+        ``_WorkspaceRefused``. A sandbox that dies is the infrastructure's (``SandboxError``)."""
+        root = self.task.root
+        max_files, max_bytes, max_file, max_depth = self._copy_limits()
+
+        def guarded(what: str, call: Callable[[], Any]) -> Any:
+            try:
+                return call()
+            except SandboxError:
+                if agent.alive and judge.alive:
+                    raise _WorkspaceRefused(f"{what} failed") from None
+                raise
+            except OSError as exc:
+                if exc.errno in (errno.EFBIG, errno.ENOSPC, errno.EDQUOT, errno.ENAMETOOLONG):
+                    raise _WorkspaceRefused(f"{what}: {exc.strerror or exc}") from None
+                raise
+
+        current = set(guarded("listing the workspace (too deep or too many files?)", lambda: agent.list_files(root)))
+        if len(current) > max_files:
+            raise _WorkspaceRefused(f"it holds {len(current)} files; the evaluation copies at most {max_files}")
+        copied = 0
+        for rel in sorted(current):
+            if rel.count("/") >= max_depth:
+                raise _WorkspaceRefused(f"{rel[:200]!r} is nested more than {max_depth} directories deep")
+            if matches_any(rel, self._protected):
+                continue
+            try:
+                data = guarded(f"reading {rel[:200]!r}", lambda: agent.read_file(rel))
+            except OSError:
+                continue  # a FIFO, a dangling link, a directory link: not part of the solution
+            if len(data) > max_file:
+                raise _WorkspaceRefused(f"{rel[:200]!r} holds {len(data)} bytes; one file may hold {max_file}")
+            copied += len(data)
+            if copied > max_bytes:
+                raise _WorkspaceRefused(f"the changed files hold more than {max_bytes} bytes, the evaluation's bound")
+            if self._pristine.get(rel) != data:
+                guarded(f"copying {rel[:200]!r}", lambda: judge.write_file(rel, data))
+        for rel in self._pristine:
+            if rel not in current and not matches_any(rel, self._protected):
+                judge.remove(rel)
 
     def _evaluate(self, sandbox: Sandbox, code: str | None) -> tuple[list[dict[str, Any]], str]:
         for rel, data in self._hidden.items():
@@ -428,15 +471,25 @@ class CodingEnv(gym.Env):
         return compute_reward(self.task.reward, runs, self._registry.metrics, model_scores)
 
     def _final_files(self) -> dict[str, bytes]:
-        files = {}
+        files: dict[str, bytes] = {}
         if self._sandbox is None or not self._sandbox.alive:
             return files
-        for rel in self._sandbox.list_files(self.task.root):
+        max_files, max_bytes, max_file, _ = self._copy_limits()
+        try:
+            names = self._sandbox.list_files(self.task.root)
+        except (OSError, SandboxError):
+            return files  # what a reward model cannot read scores as absent, within the same bounds as the copy
+        total = 0
+        for rel in names[:max_files]:
             if not matches_any(rel, self._protected):
                 try:
-                    files[rel] = self._sandbox.read_file(rel)
-                except OSError:
-                    pass
+                    data = self._sandbox.read_file(rel)
+                except (OSError, SandboxError):
+                    continue
+                total += len(data)
+                if len(data) > max_file or total > max_bytes:
+                    break
+                files[rel] = data
         return files
 
     # ------------------------------------------------------------------ info, observations, records
@@ -512,6 +565,14 @@ class CodingEnv(gym.Env):
                 self._sandbox.close()
             finally:
                 self._sandbox = None
+
+
+#: bounds on what an evaluation copies out of the agent's sandbox (also cut by the task's limits)
+MAX_COPY_FILES, MAX_COPY_BYTES, MAX_COPY_DEPTH = 20_000, 256 << 20, 64
+
+
+class _WorkspaceRefused(Exception):
+    """The agent's workspace is past a bound of the evaluation (the agent's failure)."""
 
 
 _COLLECTED: dict[tuple, frozenset[str]] = {}

@@ -217,3 +217,25 @@ def test_a_second_scored_run_sees_the_pristine_tests(tmp_path):
     reward, info, obs = play("agentenv/Task-v0", [{"action": "overwrite_file", "path": "calc.py", "content": rewrite}],
                              task=str(tmp_path / "task.json"))
     assert reward == 0.0 and info["metrics"]["tests_failed"] == 1, obs["output"][-1500:]
+
+
+# --------------------------------------------------------------------------- the agent cannot mask its failure
+
+SELF_MASKING = {
+    "six sparse 60 MB files": [{"action": "run_command",
+                                "command": "for i in 1 2 3 4 5 6; do truncate -s 60M big$i.bin; done"}],
+    "1100 nested directories": [{"action": "run_command", "command":
+                                 "for i in $(seq 1100); do mkdir d && cd d || exit 1; done; echo x > f"}],
+    "the workspace filled past memory_mb": [{"action": "run_command",
+                                             "command": "for i in $(seq 12); do head -c 64M /dev/zero > fill$i || break; done; df -m /app /tmp | tail -2"}],
+    "a 100 MB command": [{"action": "run_command", "command": "echo " + "x" * (100 << 20)}],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SELF_MASKING))
+def test_the_agent_cannot_mask_its_own_failure(name):
+    reward, info, obs = play("agentenv/examples.fizzbuzz-v0", SELF_MASKING[name])
+    assert reward == 0.0 and info["reward_masked"] is False and info["infra_error"] is None, obs["output"][-1000:]
+    if name != "a 100 MB command":
+        assert info["metrics"]["error"]["type"] == "WorkspaceRefused", info["metrics"]
+        assert "not evaluated" in obs["output"]
