@@ -112,6 +112,102 @@ def clear_capabilities() -> None:
     _check(_libc.capset(struct.pack("Ii", _LINUX_CAPABILITY_VERSION_3, 0), bytes(24)), "capset")
 
 
+# --------------------------------------------------------------------------- seccomp
+
+# What commands may not call (EPERM), as Docker's default profile refuses them to a container
+# without capabilities: namespaces (the agent could map itself root in a user namespace of its own
+# and mount there), io_uring (a large kernel surface that bypasses syscall filtering), keyrings,
+# bpf, perf, ptrace and cross-process memory access, modules, kexec, mounts, swap, reboot,
+# userfaultfd, file handles, accounting, quotas, the kernel log, the clock. clone is allowed
+# without CLONE_NEW* flags; clone3 answers ENOSYS (its flags are behind a pointer the filter cannot
+# read), so glibc falls back to clone. personality is allowed only for Docker's values.
+SECCOMP_DENY = ("unshare", "setns", "io_uring_setup", "io_uring_enter", "io_uring_register", "keyctl",
+                "add_key", "request_key", "bpf", "perf_event_open", "ptrace", "process_vm_readv",
+                "process_vm_writev", "init_module", "finit_module", "delete_module", "kexec_load",
+                "kexec_file_load", "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree",
+                "fsopen", "fsmount", "fsconfig", "fspick", "mount_setattr", "swapon", "swapoff", "reboot",
+                "userfaultfd", "open_by_handle_at", "name_to_handle_at", "acct", "quotactl", "quotactl_fd",
+                "syslog", "vhangup", "lookup_dcookie", "settimeofday", "clock_settime", "clock_adjtime",
+                "adjtimex", "uselib", "nfsservctl", "iopl", "ioperm")
+SECCOMP_ARCH = {  # audit arch, syscall numbers (x86_64: asm/unistd_64.h; aarch64: asm-generic/unistd.h)
+    "x86_64": (0xC000003E, dict(
+        unshare=272, setns=308, io_uring_setup=425, io_uring_enter=426, io_uring_register=427, keyctl=250,
+        add_key=248, request_key=249, bpf=321, perf_event_open=298, ptrace=101, process_vm_readv=310,
+        process_vm_writev=311, init_module=175, finit_module=313, delete_module=176, kexec_load=246,
+        kexec_file_load=320, mount=165, umount2=166, pivot_root=155, chroot=161, move_mount=429,
+        open_tree=428, fsopen=430, fsmount=432, fsconfig=431, fspick=433, mount_setattr=442, swapon=167,
+        swapoff=168, reboot=169, userfaultfd=323, open_by_handle_at=304, name_to_handle_at=303, acct=163,
+        quotactl=179, quotactl_fd=443, syslog=103, vhangup=153, lookup_dcookie=212, settimeofday=164,
+        clock_settime=227, clock_adjtime=305, adjtimex=159, uselib=134, nfsservctl=180, iopl=172,
+        ioperm=173, clone=56, clone3=435, personality=135)),
+    "aarch64": (0xC00000B7, dict(
+        unshare=97, setns=268, io_uring_setup=425, io_uring_enter=426, io_uring_register=427, keyctl=219,
+        add_key=217, request_key=218, bpf=280, perf_event_open=241, ptrace=117, process_vm_readv=270,
+        process_vm_writev=271, init_module=105, finit_module=273, delete_module=106, kexec_load=104,
+        kexec_file_load=294, mount=40, umount2=39, pivot_root=41, chroot=51, move_mount=429, open_tree=428,
+        fsopen=430, fsmount=432, fsconfig=431, fspick=433, mount_setattr=442, swapon=224, swapoff=225,
+        reboot=142, userfaultfd=282, open_by_handle_at=265, name_to_handle_at=264, acct=89, quotactl=60,
+        quotactl_fd=443, syslog=116, vhangup=58, lookup_dcookie=18, settimeofday=170, clock_settime=112,
+        clock_adjtime=266, adjtimex=171, nfsservctl=42, clone=220, clone3=435, personality=92)),
+}
+CLONE_NEW_ANY = (CLONE_NEWNS | 0x02000000 | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID
+                 | CLONE_NEWNET | 0x00000080)  # + CLONE_NEWCGROUP, CLONE_NEWTIME
+PERSONALITY_OK = (0x0, 0x0008, 0x20000, 0x20008, 0xFFFFFFFF)  # Docker's: linux, linux32, uname26, query
+_BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_JSET_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
+_RET_ALLOW, _RET_KILL_PROCESS, _RET_ERRNO = 0x7FFF0000, 0x80000000, 0x00050000
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+
+
+def seccomp_program(machine: str) -> tuple[bytes, list[str]] | None:
+    """The classic-BPF filter for *machine* and the names it denies; None for an unknown machine.
+
+    Layout: a syscall of another architecture (a 32-bit or x32 entry point) kills the process;
+    each denied number returns EPERM; clone looks at its flags (arg 0, low 32 bits), clone3
+    returns ENOSYS, personality checks its argument; everything else is allowed."""
+    if machine not in SECCOMP_ARCH:
+        return None
+    arch, nr = SECCOMP_ARCH[machine]
+    denied = [name for name in SECCOMP_DENY if name in nr]
+    ins: list[tuple[int, int, int, int]] = []
+
+    def op(code, k, jt=0, jf=0):
+        ins.append((code, jt, jf, k))
+
+    eperm, enosys = _RET_ERRNO | errno.EPERM, _RET_ERRNO | errno.ENOSYS
+    op(_BPF_LD_W_ABS, 4)  # seccomp_data.arch
+    op(_BPF_JEQ_K, arch, 1, 0)
+    op(_BPF_RET_K, _RET_KILL_PROCESS)
+    op(_BPF_LD_W_ABS, 0)  # seccomp_data.nr
+    if machine == "x86_64":  # x32 syscalls share the arch: __X32_SYSCALL_BIT
+        op(_BPF_JGE_K, 0x40000000, 0, 1)
+        op(_BPF_RET_K, _RET_KILL_PROCESS)
+    for name in denied:
+        op(_BPF_JEQ_K, nr[name], 0, 1)
+        op(_BPF_RET_K, eperm)
+    op(_BPF_JEQ_K, nr["clone3"], 0, 1)
+    op(_BPF_RET_K, enosys)
+    op(_BPF_JEQ_K, nr["clone"], 0, 4)
+    op(_BPF_LD_W_ABS, 16)  # args[0], low half (little-endian on both machines)
+    op(_BPF_JSET_K, CLONE_NEW_ANY, 0, 1)
+    op(_BPF_RET_K, eperm)
+    op(_BPF_RET_K, _RET_ALLOW)
+    op(_BPF_JEQ_K, nr["personality"], 0, 2 + len(PERSONALITY_OK))
+    op(_BPF_LD_W_ABS, 16)
+    for i, value in enumerate(PERSONALITY_OK):
+        op(_BPF_JEQ_K, value, len(PERSONALITY_OK) - i, 0)
+    op(_BPF_RET_K, eperm)
+    op(_BPF_RET_K, _RET_ALLOW)
+    return b"".join(struct.pack("HBBI", *i) for i in ins), denied
+
+
+def install_seccomp(program: bytes) -> None:
+    """Install *program* for this process and everything it starts (needs no_new_privs first)."""
+    filters = ctypes.create_string_buffer(program, len(program))
+    fprog = struct.pack("HxxxxxxQ", len(program) // 8, ctypes.addressof(filters))  # struct sock_fprog
+    buf = ctypes.create_string_buffer(fprog, len(fprog))
+    _check(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(buf), 0, 0), "seccomp")
+
+
 def enter_user_namespace(uid: int, host_uid: int, gid: int, host_gid: int) -> None:
     """Map the sandbox user (the namespace's only uid) to the caller's uid; nothing maps root."""
     with open("/proc/self/setgroups", "w") as f:
@@ -154,7 +250,7 @@ class Init:
         self.uid = self.gid = cfg["uid"]
         self.root = cfg["root"]
         self.oom_fd: int | None = None
-        self.features: dict[str, str] = {}
+        self.features: dict[str, object] = {}
         self.warnings: list[str] = list(cfg.get("warnings", ()))
         self.spawn_rlimits: list[tuple[int, int]] = []
         self.rootless = bool(cfg.get("userns"))
@@ -215,6 +311,25 @@ class Init:
                               "uts": "namespace", "network": "namespace (loopback only)", "user": user})
         self.features.update(cfg.get("limit_features", {}))
         self._drop_privileges()
+        self._seccomp()
+
+    def _seccomp(self) -> None:
+        """Last step of the set-up (no_new_privs is set): every command inherits the filter. Init
+        itself only spawns (clone without namespace flags), waits, kills and does file requests after it."""
+        machine = os.uname().machine
+        built = seccomp_program(machine)
+        if built is None:
+            self.warnings.append(f"no seccomp filter: no syscall table for {machine}; new namespaces, "
+                                 "io_uring, bpf, keyctl and ptrace stay available to commands")
+            self.features["seccomp"] = "none"
+            return
+        program, denied = built
+        install_seccomp(program)
+        self.features["seccomp"] = (
+            f"filter ({machine}): {len(denied)} syscalls denied (EPERM), new namespaces refused (unshare, setns, "
+            "clone with CLONE_NEW* flags: EPERM; clone3: ENOSYS, so libc falls back to clone), personality "
+            "only with Docker's values, another architecture's syscalls kill the process")
+        self.features["seccomp_denied"] = denied
 
     def _drop_privileges(self) -> None:
         """Become the sandbox user for good, once every mount is in place.
