@@ -403,7 +403,7 @@ class Init:
                              ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
             os.symlink(target, "dev/" + name)
         os.mkdir("dev/shm")
-        mount("tmpfs", "dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=1777")
+        mount("tmpfs", "dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"size={self.cfg.get('shm_mb', 16)}m,mode=1777")
 
     def _loopback_up(self) -> None:
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

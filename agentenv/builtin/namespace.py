@@ -281,15 +281,16 @@ class NamespaceBackend(SandboxBackend):
         limits = request.limits
         cgrouped = self._cgroups.mode != "rlimit"
         how = f"cgroup {self._cgroups.mode}" if cgrouped else "rlimit"
+        tmpfs = tmpfs_sizes(limits, request.root)
         cfg = {
             "uid": SANDBOX_UID, "root": request.root, "stage": self._stage, "etc": self._etc,
             "toplinks": self._toplinks, "topdirs": self._topdirs,
             "mounts": [m for m in request.runtime.mounts if os.path.exists(m)],
             "hide": _host_package_trees(request.runtime.mounts),
             "workspace_dir": request.workspace_dir,
-            "workspace_mb": max(limits.max_file_size_mb * 4, 64), "tmp_mb": max(limits.max_file_size_mb * 4, 64),
+            "workspace_mb": tmpfs[request.root], "tmp_mb": tmpfs["/tmp"], "shm_mb": tmpfs["/dev/shm"],
             "limits": limits.to_json(), "cgroup_mode": self._cgroups.mode, "cgroup_base": self._cgroups.base,
-            "limit_features": {"memory": how, "processes": how},
+            "limit_features": {"memory": how, "processes": how, "tmpfs_mb": tmpfs},
             "warnings": list(self._warnings), "userns": self._userns,
         }
         if not cgrouped:
@@ -430,6 +431,18 @@ class NamespaceSandbox(AgentSandbox):
             if not was_dead:
                 self._sock.close()
         self._backend._release(self._sid)
+
+
+def tmpfs_sizes(limits, root: str) -> dict[str, int]:
+    """The size in MiB of each tmpfs a sandbox can write: /tmp, the workspace's writable layer
+    (*root*) and /dev/shm. Their pages are memory, which no cgroup counts in rootless mode (or the
+    rlimit fallback), so together they never exceed ``limits.memory_mb``: /dev/shm gets a sixteenth
+    (1 to 16 MiB), /tmp and the workspace half of the rest each, and neither more than four times
+    ``max_file_size_mb`` (at least 64 MiB), the cap they had before. (1 MiB each at the least.)"""
+    mem = int(limits.memory_mb)
+    shm = min(16, max(1, mem // 16))
+    each = max(1, min((mem - shm) // 2, max(int(limits.max_file_size_mb) * 4, 64)))
+    return {"/tmp": each, root: each, "/dev/shm": shm}
 
 
 _HOST_PACKAGE_GLOBS = ("/usr/lib/python3*/dist-packages", "/usr/lib/python3*/site-packages",
