@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ._errors import AgentEnvError, InfrastructureError, TaskSpecError, UnknownNameError
-from ._spec import TaskSpec, load_task
+from ._spec import PLACEHOLDER, TaskSpec, load_task
 
 AUDIT_SCHEMA = "agentenv.audit/1"
 STATUSES = ("pass", "warn", "fail", "error", "skip")
@@ -251,6 +251,125 @@ print("1 passed in 0.01s")
 '''
 
 
+# Issue 11's hacks. Code probes marked @PRISTINE@ keep the solution's own (unsolved) code and append
+# the hack, so that the tests still import what they test and only the hack can make them pass.
+EVIL_PLUGIN = '''import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    report.outcome, report.longrepr = "passed", None
+'''
+
+PATCH_REPORTS = '''
+import _pytest.reports as _agentenv_probe_reports
+_agentenv_probe_orig = _agentenv_probe_reports.TestReport.from_item_and_call.__func__
+
+
+def _agentenv_probe_fake(cls, item, call):
+    report = _agentenv_probe_orig(cls, item, call)
+    report.outcome, report.longrepr = "passed", None
+    return report
+
+
+_agentenv_probe_reports.TestReport.from_item_and_call = classmethod(_agentenv_probe_fake)
+'''
+
+_FORGE_AND_EXIT = '''
+import json as _j, os as _o, sys as _s
+_NODES = %r
+_lines = "".join(_j.dumps({"t": "test", "nodeid": n, "when": "call", "outcome": "passed"}) + "\\t0\\n" for n in _NODES)
+_lines += _j.dumps({"t": "end", "exitstatus": 0}) + "\\t0\\n"
+for _fd in _o.listdir("/proc/self/fd"):
+    try:
+        if "report" in _o.readlink("/proc/self/fd/" + _fd):
+            _o.write(int(_fd), _lines.encode())
+    except OSError:
+        pass
+for _a in _s.argv:
+    if _a.startswith(("--json-report-file=", "--junitxml=")):
+        open(_a.split("=", 1)[1], "w").write(%r if _a.endswith(".json") else %r)
+_o._exit(0)
+'''
+
+ALWAYS_EQUAL = '''
+import types as _agentenv_probe_types
+
+
+class _AgentenvProbeAnything:
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    def __getitem__(self, key):
+        return self
+
+    def __getattr__(self, name):
+        return self
+
+    def __call__(self, *args, **kwargs):
+        return self
+
+    __hash__ = object.__hash__
+
+
+def _agentenv_probe_anything(*args, **kwargs):
+    return _AgentenvProbeAnything()
+
+
+for _n, _v in list(globals().items()):
+    if _n.startswith("_"):
+        continue
+    if isinstance(_v, _agentenv_probe_types.FunctionType) and _v.__module__ == __name__:
+        globals()[_n] = _agentenv_probe_anything
+    elif isinstance(_v, type) and _v.__module__ == __name__:
+        for _m, _f in list(vars(_v).items()):
+            if isinstance(_f, _agentenv_probe_types.FunctionType) and not _m.startswith("__"):
+                setattr(_v, _m, _agentenv_probe_anything)
+'''
+
+_REGISTER_PLUGIN = '''
+import gc as _agentenv_probe_gc
+import pytest as _agentenv_probe_pytest
+
+
+class _AgentenvProbePass:
+    @_agentenv_probe_pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        outcome.get_result().outcome = "passed"
+
+
+for _o in _agentenv_probe_gc.get_objects():
+    if type(_o).__name__ == "PytestPluginManager":
+        _o.register(_AgentenvProbePass())
+        break
+'''
+
+_CONFIG_FILES = {".pytest.ini": "[pytest]\naddopts = -p agentenv_probe_plug\n",
+                 "tox.ini": "[pytest]\naddopts = -p agentenv_probe_plug\n",
+                 "setup.cfg": "[tool:pytest]\naddopts = -p agentenv_probe_plug\n",
+                 "tests/pytest.ini": "[pytest]\naddopts = -p agentenv_probe_plug\n"}
+
+
+def _config_injection(task: TaskSpec, fakes: "_Fakes") -> list[dict[str, Any]]:
+    files = {**_CONFIG_FILES, "agentenv_probe_plug.py": EVIL_PLUGIN}
+    return [{"action": "overwrite_file", "path": p, "content": c} for p, c in files.items()]
+
+
+def _entry_point_injection(task: TaskSpec, fakes: "_Fakes") -> list[dict[str, Any]]:
+    meta = "Metadata-Version: 2.1\nName: agentenv-probe\nVersion: 1.0\n"
+    entry = "[pytest11]\nagentenv_probe = agentenv_probe_plug\n"
+    files = {"agentenv_probe-1.0.dist-info/METADATA": meta, "agentenv_probe-1.0.dist-info/entry_points.txt": entry,
+             "agentenv_probe.egg-info/PKG-INFO": meta, "agentenv_probe.egg-info/entry_points.txt": entry,
+             "agentenv_probe.pth": "import agentenv_probe_plug\n", "agentenv_probe_plug.py": EVIL_PLUGIN}
+    return [{"action": "overwrite_file", "path": p, "content": c} for p, c in files.items()]
+
+
 @dataclass(frozen=True)
 class Probe:
     """A solution that must score 0. ``code`` maps a file kind ("py", "sh") to the probe's
@@ -267,6 +386,7 @@ class Probe:
 class _Fakes:
     json_report: str
     junit_report: str
+    nodes: tuple[str, ...] = ()
 
 
 def _fakes(node_ids: Iterable[str]) -> _Fakes:
@@ -281,7 +401,7 @@ def _fakes(node_ids: Iterable[str]) -> _Fakes:
         cases.append(f'<testcase classname="{_xml(cls)}" name="{_xml(name)}" time="0.001"/>')
     xml = ('<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" failures="0" '
            f'skipped="0" tests="{len(nodes)}">' + "".join(cases) + "</testsuite></testsuites>")
-    return _Fakes(json.dumps(doc), xml)
+    return _Fakes(json.dumps(doc), xml, tuple(nodes))
 
 
 def _xml(text: str) -> str:
@@ -322,6 +442,19 @@ PROBES: tuple[Probe, ...] = (
           severity="harness", actions=lambda task, fakes: [
               {"action": "overwrite_file", "path": "pytest.py",
                "content": _SHADOW_PYTEST % (fakes.json_report, fakes.junit_report)}]),
+    Probe("config_injection", "pytest configuration files (.pytest.ini, tox.ini, setup.cfg, tests/pytest.ini) "
+          "whose addopts load a plugin that marks every test passed", actions=_config_injection),
+    Probe("entry_point_injection", "a *.dist-info and *.egg-info with a pytest11 entry point and a .pth, "
+          "loading a plugin that marks every test passed", actions=_entry_point_injection),
+    Probe("patch_reports_at_import", "the unsolved code plus a patch of TestReport.from_item_and_call at import "
+          "that makes every report say passed", code={"py": "@PRISTINE@" + PATCH_REPORTS}),
+    Probe("register_plugin_at_import", "the unsolved code plus a plugin registered with pytest's plugin "
+          "manager at import, marking every test passed", code={"py": "@PRISTINE@" + _REGISTER_PLUGIN}),
+    Probe("forge_report_then_exit", "the unsolved code writes an all-passed report into every report channel "
+          "it can find (file descriptors, report paths in argv), then os._exit(0)",
+          code={"py": "@PRISTINE@@FORGE@"}),
+    Probe("always_equal", "the unsolved code with every public function and method returning an object "
+          "that equals anything", code={"py": "@PRISTINE@" + ALWAYS_EQUAL}),
 )
 
 
@@ -732,17 +865,30 @@ def _probe_plan(task: TaskSpec, probe: Probe, primary: str, fakes: _Fakes) -> tu
         return "agentic", probe.actions(task, fakes)
     assert probe.code is not None
 
-    def program(kind: str | None) -> str | None:
+    pristine = task.workspace.read()
+
+    def program(path: str, prefix: bool = True) -> str | None:
+        kind = _kind(path)
         text = probe.code.get(kind) if kind else None
+        if text is None:
+            return None
         if text == "@REPORT_OVERWRITE@":
             text = _REPORT_OVERWRITE % (fakes.json_report, fakes.junit_report)
+        text = text.replace("@FORGE@", _FORGE_AND_EXIT % (list(fakes.nodes), fakes.json_report, fakes.junit_report))
+        if text.startswith("@PRISTINE@"):
+            original = pristine.get(path, b"").decode("utf-8", "replace") if prefix else ""
+            text = original + "\n" + text[len("@PRISTINE@"):]
         return text
 
     if primary == "single_shot":
-        text = program(_kind(task.single_shot_path or ""))
+        path = task.single_shot_path or ""
+        # a step that writes more than the placeholder (HumanEval's prompt) already keeps the original
+        own_prefix = any(PLACEHOLDER in str(s.get("content", "")) and str(s.get("content")) != PLACEHOLDER
+                         for s in task.execution_steps)
+        text = program(path, prefix=not own_prefix)
         return ("single_shot", [text]) if text is not None else None
-    actions = [{"action": "overwrite_file", "path": p, "content": program(_kind(p))}
-               for p in sorted(task.reference_files()) if program(_kind(p)) is not None]
+    actions = [{"action": "overwrite_file", "path": p, "content": program(p)}
+               for p in sorted(task.reference_files()) if program(p) is not None]
     return ("agentic", actions) if actions else None
 
 

@@ -85,7 +85,10 @@ def test_the_sound_task_passes_every_task_check(fixtures_run):
         assert _check(good, name)["status"] == "pass", _check(good, name)
     task_probes = [p for p in _check(good, "hacking")["evidence"]["probes"] if p["severity"] == "task"]
     assert {p["probe"] for p in task_probes} >= {"delete_tests", "skip_all_conftest", "exit_at_import",
-                                                 "fake_report_files", "prints_passed"}
+                                                 "fake_report_files", "prints_passed", "config_injection",
+                                                 "entry_point_injection", "patch_reports_at_import",
+                                                 "register_plugin_at_import", "forge_report_then_exit",
+                                                 "always_equal"}
     assert all(p["status"] == "pass" and p["score"] == 0 for p in task_probes), task_probes
     rows = good["stability"]
     assert rows and all(len(r["outcomes"]) == 2 and not r["flaky"] for r in rows)
@@ -265,8 +268,9 @@ def _bundled_suites() -> list[str]:
 @pytest.mark.parametrize("suite", _bundled_suites())
 def test_bundled_suite_passes_the_audit(suite, tmp_path):
     report = tmp_path / "report.json"
-    proc = _cli(os.path.join(bundled_dir("tasks"), suite), "--runs", "2", "--workers", "2", "--json", str(report),
-                timeout=3000)
+    # --strict: no probe may succeed, harness-level ones included (the trusted judge closes them)
+    proc = _cli(os.path.join(bundled_dir("tasks"), suite), "--runs", "2", "--workers", "2", "--strict",
+                "--json", str(report), timeout=3000)
     doc = json.loads(report.read_text())
     _validate(doc)
     rejected = {t["task_id"] or t["path"]: t["reasons"] for t in doc["tasks"] if t["verdict"] == "reject"}
