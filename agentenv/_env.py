@@ -256,6 +256,8 @@ class CodingEnv(gym.Env):
                 output += "\n[evaluation]\n" + eval_output
             if result.success and self.task.terminate_on_success:
                 terminated = True
+            if not (submit or truncated or terminated):
+                self._hide_hidden_tests(info)
         return output, reward, terminated, truncated and not terminated
 
     def _parse_action(self, action: Any) -> dict[str, Any]:
@@ -500,6 +502,22 @@ class CodingEnv(gym.Env):
             runtime.update({k: features[k] for k in ("image", "image_id") if k in features})
         return {"task_id": self.task.task_id, "mode": self.mode, "round": self._round,
                 "backend": self.backend_name, "runtime": runtime, "reward_masked": False, "infra_error": None}
+
+    def _hide_hidden_tests(self, info: dict[str, Any]) -> None:
+        """While the episode goes on (dense rewards), per-step info names no hidden test and quotes
+        no failure of one: the agent's policy may read info, and hidden tests must stay hidden."""
+        hidden = tuple(self._hidden)
+        if not hidden:
+            return
+        metrics = info.get("metrics") or {}
+
+        def is_hidden(node: str) -> bool:
+            return node.split("::", 1)[0] in hidden
+        if isinstance(metrics.get("test_outcomes"), dict):
+            metrics["test_outcomes"] = {n: o for n, o in metrics["test_outcomes"].items() if not is_hidden(n)}
+        error = metrics.get("error")
+        if isinstance(error, dict) and (is_hidden(str(error.get("test", ""))) or any(h in str(error) for h in hidden)):
+            metrics["error"] = {"type": "HiddenTestFailed", "message": "a hidden test failed (named when the episode ends)"}
 
     def _fill_info(self, info: dict[str, Any], runs: list[dict[str, Any]], result: RewardResult) -> None:
         noisy = {n for n, m in self._registry.metrics.items() if m.noisy}

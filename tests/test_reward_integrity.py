@@ -233,3 +233,17 @@ def test_the_agent_cannot_mask_its_own_failure(name):
     if name != "a 100 MB command":
         assert info["metrics"]["error"]["type"] == "WorkspaceRefused", info["metrics"]
         assert "not evaluated" in obs["output"]
+
+
+def test_dense_steps_name_no_hidden_test_until_the_episode_ends():
+    env = gym.make("agentenv/examples.bank_transfer-v0", mode="agentic", reward_mode="dense")
+    try:
+        env.reset()
+        _, _, _, _, info = env.step({"action": "overwrite_file", "path": "notes.txt", "content": "x"})
+        assert info["metrics"]["tests_total"] > len(info["metrics"]["test_outcomes"]) > 0
+        assert not any("hidden" in n for n in info["metrics"]["test_outcomes"]), info["metrics"]["test_outcomes"]
+        assert "hidden" not in json.dumps(info["metrics"])
+        _, _, terminated, _, info = env.step({"action": "submit"})
+        assert terminated and any("hidden" in n for n in info["metrics"]["test_outcomes"])
+    finally:
+        env.close()

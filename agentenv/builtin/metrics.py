@@ -138,6 +138,8 @@ def parse_judge_report(data: bytes | None, key: bytes, exit_code: int) -> dict[s
             outcomes[node] = outcome
             if error is None and outcome in ("failed", "error") and rec.get("longrepr"):
                 error = parse_error(str(rec["longrepr"]))
+                if error is not None:
+                    error["test"] = node
     if end is not None and end.get("exitstatus") != exit_code and exit_code >= 0:
         integrity.append({"kind": "exit-status", "message": f"the judge saw exit status {end.get('exitstatus')}, "
                                                             f"the process exited {exit_code}"})
