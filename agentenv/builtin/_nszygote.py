@@ -52,6 +52,7 @@ MAX_READ = 64 << 20
 # Python ignores these; a command must start with the defaults (``yes | head`` ends by SIGPIPE)
 _DEFAULT_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT)
 HEADER = struct.Struct("!II")
+_PSEUDO_FS = ("/proc", "/sys", "/dev")  # file requests never resolve into these
 # The pool refills once no sandbox was opened for this long: opens that come in a burst (a vector
 # env resetting) are not held up by a set-up between them, and the set-up, which briefly blocks
 # the zygote and takes CPU, stays out of the first commands of the sandbox just handed out.
@@ -265,15 +266,16 @@ class Init:
         if cfg.get("oom_file"):
             self.oom_fd = os.open(cfg["oom_file"], os.O_RDONLY)
         stage = cfg["stage"]
-        mount("tmpfs", stage, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755")
+        mount("tmpfs", stage, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=755")
         os.chdir(stage)
         for name, target in cfg["toplinks"].items():
             os.symlink(target, name)
         for d in cfg["topdirs"]:
             os.mkdir(d)
             bind_ro("/" + d, d)
-        os.mkdir("etc")
-        bind_ro(cfg["etc"], "etc")
+        # a copy in the root tmpfs (read-only with it), not a bind: a bind shows its host source
+        # (the backend's temp dir) in /proc/self/mountinfo
+        shutil.copytree(cfg["etc"], "etc", symlinks=True)
         # /tmp before the runtime's binds: a runtime cached under /tmp stays visible (read-only) in it
         os.mkdir("tmp")
         mount("tmpfs", "tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={cfg['tmp_mb']}m,mode=1777")
@@ -291,7 +293,14 @@ class Init:
         self._dev()
         os.mkdir("proc")
         # Before the old root goes: a user namespace may mount a proc only while one is fully visible
-        mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        try:  # hidepid: commands cannot read init's entries (cmdline, status, mountinfo...)
+            mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=1")
+            self.features["proc"] = "own instance, hidepid=1 (init's entries unreadable)"
+        except OSError as exc:
+            mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+            self.features["proc"] = "own instance"
+            self.warnings.append(f"/proc without hidepid ({exc.strerror}): commands can read init's "
+                                 "/proc/1/cmdline and status")
         _libc.sethostname(b"sandbox", 7)
         # pivot_root(".", ".") stacks the old root under the new one; detaching it leaves only ours.
         _check(_libc.syscall(SYS_PIVOT_ROOT, b".", b"."), "pivot_root")
@@ -385,7 +394,10 @@ class Init:
         os.chown(upper, self.uid, self.gid)
         lower = cfg.get("workspace_dir")
         if lower:
-            opts = f"lowerdir={lower},upperdir={stage}/{upper},workdir={stage}/{work}"
+            # paths relative to the stage: mountinfo shows the options as given, not host paths
+            os.mkdir(".agentenv/lower")
+            bind_ro(lower, ".agentenv/lower")
+            opts = f"lowerdir=.agentenv/lower,upperdir={upper},workdir={work}"
             mount("overlay", rel, "overlay", MS_NOSUID | MS_NODEV, opts)
             self.features["workspace"] = "overlayfs (copy-on-write over the task's files)"
         else:
@@ -673,8 +685,89 @@ class Init:
             raise OSError(code, os.strerror(code))
         return pid
 
+    # ---- file requests, resolved inside the sandbox and confined
+    #
+    # Init may open what commands may not: its own /proc/1/fd links lead to host files (its log, a
+    # cgroup file), /dev/stdin is one of them. So a path is resolved here, symlink by symlink, and
+    # must end within bounds: reads and listings anywhere but /proc, /sys and /dev (the rest of the
+    # sandbox is what commands read anyway), writes and removals in the workspace or /tmp only.
+    # Only symlinks within the same bounds are followed. The result is then opened one component
+    # at a time with O_NOFOLLOW: a symlink swapped in meanwhile fails instead of being followed.
+
+    def _allowed(self, path: str) -> bool:
+        return any(path == base or path.startswith(base.rstrip("/") + "/") for base in (self.root, "/tmp"))
+
+    @staticmethod
+    def _readable(path: str) -> bool:
+        return not any(path == top or path.startswith(top + "/") for top in _PSEUDO_FS)
+
+    def _refuse(self, path: str, write: bool = True) -> OSError:
+        why = "outside the workspace and /tmp" if write else "in /proc, /sys or /dev"
+        return PermissionError(errno.EACCES, f"refused: {why}", path)
+
+    def _resolve(self, path: str, write: bool = True) -> str:
+        """The physical path *path* names (every symlink followed), refused unless within bounds."""
+        allowed = self._allowed if write else self._readable
+        parts = [p for p in path.split("/") if p not in ("", ".")]
+        parts.reverse()
+        cur, links = "/", 0
+        while parts:
+            name = parts.pop()
+            if name == "..":
+                cur = os.path.dirname(cur)
+                continue
+            nxt = os.path.join(cur, name)
+            try:
+                st = os.lstat(nxt)
+            except (FileNotFoundError, NotADirectoryError):
+                cur = os.path.join(nxt, *reversed(parts)) if parts else nxt
+                break
+            if stat.S_ISLNK(st.st_mode):
+                links += 1
+                if not allowed(nxt) or links > 40:
+                    raise self._refuse(path, write)
+                target = os.readlink(nxt)
+                parts += [p for p in reversed(target.split("/")) if p not in ("", ".")]
+                if target.startswith("/"):
+                    cur = "/"
+                continue
+            cur = nxt
+        cur = os.path.normpath(cur)
+        if not allowed(cur):
+            raise self._refuse(path, write)
+        return cur
+
+    def _open_dir(self, path: str) -> int:
+        """An O_PATH fd of the directory *path* (physical: no component may be a symlink)."""
+        fd = os.open("/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            for name in [p for p in path.split("/") if p]:
+                nfd = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+                os.close(fd)
+                fd = nfd
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def _open_in(self, path: str, flags: int, mode: int = 0o600) -> int:
+        real = self._resolve(path, write=False)
+        parent, name = os.path.split(real)
+        if not name:
+            raise IsADirectoryError(errno.EISDIR, "is a directory", path)
+        dfd = self._open_dir(parent)
+        try:
+            return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dfd)
+        finally:
+            os.close(dfd)
+
     def _read(self, path: str) -> bytes:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        try:  # O_NONBLOCK: a FIFO opens at once, and is then refused as not a regular file
+            fd = self._open_in(path, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise self._refuse(path, write=False) from None
+            raise OSError(exc.errno, exc.strerror, path) from None  # never the resolved path
         try:
             st = os.fstat(fd)
             if stat.S_ISDIR(st.st_mode):
@@ -683,6 +776,7 @@ class Init:
                 raise OSError(errno.EINVAL, "not a regular file", path)
             if st.st_size > MAX_READ:
                 raise OSError(errno.EFBIG, f"file larger than {MAX_READ} bytes", path)
+            os.set_blocking(fd, True)
             chunks = []
             while chunk := os.read(fd, 1 << 20):
                 chunks.append(chunk)
@@ -713,11 +807,19 @@ class Init:
                 os.chown(cur, self.uid, self.gid)
 
     def op_write(self, req, body):
-        path = req["path"]
+        path = os.path.normpath(req["path"])
+        if not self._allowed(path) or path in (self.root, "/tmp"):
+            raise self._refuse(req["path"])
         self._make_dirs(os.path.dirname(path))
-        if os.path.lexists(path):
-            self._remove(path)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        real = self._resolve(os.path.dirname(path))
+        dfd = self._open_dir(real)
+        try:
+            name = os.path.basename(path)
+            self._remove_at(dfd, name, os.path.join(real, name))
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                         dir_fd=dfd)
+        finally:
+            os.close(dfd)
         try:
             view = memoryview(body)
             while view:
@@ -728,26 +830,38 @@ class Init:
             os.close(fd)
         return {"ok": True}, b""
 
-    def _remove(self, path: str) -> None:
+    @staticmethod
+    def _remove_at(dfd: int, name: str, full: str) -> None:
         try:
-            st = os.lstat(path)
+            st = os.lstat(name, dir_fd=dfd)
         except FileNotFoundError:
             return
         if stat.S_ISDIR(st.st_mode):
-            shutil.rmtree(path)
+            shutil.rmtree(full)  # fd-based: symlinks inside are removed, never followed
         else:
-            os.unlink(path)
+            os.unlink(name, dir_fd=dfd)
 
     def op_remove(self, req, body):
-        self._remove(req["path"])
+        path = os.path.normpath(req["path"])
+        if not self._allowed(path) or path in (self.root, "/tmp"):
+            raise self._refuse(req["path"])
+        real = self._resolve(os.path.dirname(path))
+        dfd = self._open_dir(real)
+        try:
+            name = os.path.basename(path)
+            self._remove_at(dfd, name, os.path.join(real, name))
+        finally:
+            os.close(dfd)
         return {"ok": True}, b""
 
     def op_list(self, req, body):
-        base = req["path"]
+        base = self._resolve(req["path"], write=False)
         if not os.path.isdir(base):
-            raise NotADirectoryError(errno.ENOTDIR, "not a directory", base)
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory", req["path"])
         out = []
         for dirpath, dirnames, filenames in os.walk(base):
+            if dirpath == "/":
+                dirnames[:] = [d for d in dirnames if "/" + d not in _PSEUDO_FS]
             rel = os.path.relpath(dirpath, base)
             for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
                 out.append(name if rel == "." else f"{rel}/{name}")

@@ -157,12 +157,25 @@ class _ZygoteClient:
     def __init__(self, workdir: str, pool_size: int) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.stderr = open(os.path.join(workdir, "zygote.log"), "wb")
+        # Every sandbox's init is a fork of the zygote and shows its command line as /proc/1/cmdline:
+        # a neutral argv[0] and the script on stdin keep the install path and interpreter out of it.
+        with open(_ZYGOTE, "rb") as f:
+            source = f.read()
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", _ZYGOTE, str(theirs.fileno()), str(pool_size)],
-            pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=self.stderr, stderr=self.stderr,
-            start_new_session=True,
+            ["agentenv-sandbox-init", "-I", "-S", "-", str(theirs.fileno()), str(pool_size)],
+            executable=sys.executable, pass_fds=[theirs.fileno()], stdin=subprocess.PIPE,
+            stdout=self.stderr, stderr=self.stderr, start_new_session=True,
         )
         theirs.close()
+        try:
+            self.proc.stdin.write(source)
+        except BrokenPipeError:
+            pass  # it died at once: the first request reports it, with the log
+        finally:
+            try:
+                self.proc.stdin.close()
+            except BrokenPipeError:
+                pass
         self.sock = ours
         self.lock = threading.Lock()
 
