@@ -12,6 +12,7 @@ mapped, is the caller's uid. See ``_nszygote.py`` for the process tree.
 
 from __future__ import annotations
 
+import fcntl
 import glob
 import itertools
 import json
@@ -19,6 +20,7 @@ import logging
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -153,6 +155,42 @@ def _remove_stale_cgroups(top: str) -> None:
                 pass
 
 
+_OWNER_LOCK = "owner.lock"
+
+
+def _remove_stale_workdirs(top: str) -> None:
+    """Remove the temp dirs (``agentenv-ns-<pid>-*``) of backends whose process died without
+    closing them (SIGKILL). A dir goes only when its pid is gone *and* its owner's lock is free,
+    and it is ours (uid): never a live backend's, in this process, another one, or another pid
+    namespace sharing /tmp. (Dirs of the older unnamed form, without a lock, are left alone.)"""
+    try:
+        names = os.listdir(top)
+    except OSError:
+        return
+    for name in names:
+        pid = name[len("agentenv-ns-"):].split("-")[0]
+        if not name.startswith("agentenv-ns-") or not pid.isdigit() or os.path.exists(f"/proc/{pid}"):
+            continue
+        path = os.path.join(top, name)
+        try:
+            st = os.lstat(path)
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+                continue
+            fd = os.open(os.path.join(path, _OWNER_LOCK), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue  # held: its owner lives (a pid we cannot see)
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+            log.debug("removed the stale sandbox dir %s", path)
+        finally:
+            os.close(fd)
+
+
 class _ZygoteClient:
     def __init__(self, workdir: str, pool_size: int) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -232,7 +270,12 @@ class NamespaceBackend(SandboxBackend):
         ok = self.availability()
         if not ok.ok:
             raise BackendUnavailable(ok.reason)
-        self._workdir = tempfile.mkdtemp(prefix="agentenv-ns-")
+        _remove_stale_workdirs(tempfile.gettempdir())
+        # named by our pid and locked while we live: a later backend removes it once we are gone
+        self._workdir = tempfile.mkdtemp(prefix=f"agentenv-ns-{os.getpid()}-")
+        self._owner_lock = os.open(os.path.join(self._workdir, _OWNER_LOCK), os.O_CREAT | os.O_RDWR | os.O_CLOEXEC,
+                                   0o600)
+        fcntl.flock(self._owner_lock, fcntl.LOCK_EX)
         self._stage = os.path.join(self._workdir, "stage")
         os.mkdir(self._stage)
         self._etc = self._make_etc()
@@ -359,6 +402,7 @@ class NamespaceBackend(SandboxBackend):
             self._zygote.close()
         self._cgroups.remove()
         shutil.rmtree(self._workdir, ignore_errors=True)
+        os.close(self._owner_lock)
 
 
 class NamespaceSandbox(AgentSandbox):
