@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._errors import AgentEnvError
+from ._workspace import SAFE_RELATIVE_PATTERN
 
 log = logging.getLogger("agentenv.sources")
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".zip", ".tar")
@@ -62,16 +63,21 @@ class Sdist:
         return doc
 
 
+#: a release version as PEP 440 spells one (epochs, local labels): no '/', so never a path
+VERSION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+!-]*$"
+
 SDIST_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["package", "version", "sha256"],
     "description": "files of a source distribution from the package registry, fetched once and cached; "
                    "'files' and 'directory' of the same section override them",
     "properties": {
         "package": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]*$"},
-        "version": {"type": "string", "minLength": 1},
+        "version": {"type": "string", "pattern": VERSION_PATTERN,
+                    "description": "the pinned release (a version, never a path: it names a cache directory)"},
         "sha256": {"type": "string", "pattern": "^[0-9a-fA-F]{64}$",
                    "description": "sha256 of the sdist archive (pip hash FILE prints it)"},
-        "strip": {"type": "string", "description": "the archive's top directory (default NAME-VERSION)"},
+        "strip": {"type": "string", "pattern": SAFE_RELATIVE_PATTERN,
+                  "description": "the archive's top directory (default NAME-VERSION), relative, without '..'"},
         "include": {"type": "array", "items": {"type": "string", "minLength": 1},
                     "description": "globs (relative to the top directory) of the files to take; default all"},
     },
@@ -167,13 +173,17 @@ def fetch_sdist(sdist: Sdist, cache: str | None = None, source: str = "<task>") 
     """
     root = _cache_root(cache)
     final = os.path.join(root, f"{sdist.package}-{sdist.version}-{sdist.sha256[:16]}")
+    top = os.path.join(final, "tree", sdist.top)
+    if (os.path.dirname(final) != root or _safe_member(sdist.top) != sdist.top
+            or not os.path.normpath(top).startswith(os.path.join(final, "tree") + os.sep)):
+        raise SourceError(f"{source}: /workspace/sdist: package, version and strip name a release and a directory "
+                          f"inside its archive, not a path: {sdist.package!r} {sdist.version!r} {sdist.top!r}")
     stamp = os.path.join(final, ".agentenv-verified")
     if not os.path.exists(stamp):
         with open(final + ".lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # one fetcher; the others wait, then find the stamp
             if not os.path.exists(stamp):
                 _fetch_into(sdist, final, source)
-    top = os.path.join(final, "tree", sdist.top)
     if not os.path.isdir(top):
         found = sorted(os.listdir(os.path.join(final, "tree")))
         raise SourceError(f"{source}: /workspace/sdist/strip: the archive of {sdist.package}=={sdist.version} has "

@@ -4,6 +4,15 @@
 (``task_schema()``; ``agentenv schema`` prints it), then checks what a schema cannot say (files
 that must exist, thresholds that lower-is-better metrics need), and reports *every* violation in
 one :class:`TaskSpecError`, each with its JSON pointer, what was expected and what was found.
+
+Task documents and task folders are untrusted input. Every path a document names is refused, by the
+schema and again by the loader, unless it stays where it belongs: inline file keys are relative
+paths strictly inside the workspace (no absolute path, ``..``, ``.`` or empty component, no NUL),
+directories stay inside the task's folder, protected globs are relative without ``..``, the
+workspace root and an sdist's pin name no parent directories. A task's directories are read without
+following links out of its folder (:func:`agentenv._workspace.read_directory`). A document nested
+deeper than :data:`MAX_DEPTH`, larger than :data:`MAX_TASK_BYTES`, or holding a number Python will
+not convert, is a TaskSpecError naming the file, not a traceback.
 """
 
 from __future__ import annotations
@@ -18,7 +27,9 @@ import jsonschema
 
 from ._errors import TaskSpecError, Violation, did_you_mean
 from ._sandbox import DEFAULT_ROOT, Limits
-from ._sources import SDIST_SCHEMA, Sdist
+from ._sources import SDIST_SCHEMA, VERSION_PATTERN, Sdist
+from ._workspace import (NO_PARENT_PATTERN, SAFE_RELATIVE_PATTERN, SAFE_ROOT_PATTERN, path_problem, read_directory,
+                         safe_suggestion)
 
 PLACEHOLDER = "<model_generated_code>"
 SCHEMA_ID = "https://agentenv.dev/schemas/task.schema.json"
@@ -29,6 +40,11 @@ DEFAULT_PROTECTED = ("tests/**", "**/test_*.py", "**/*_test.py", "**/conftest.py
                      "pytest_jsonreport/**", "xdist/**")
 AGGREGATIONS = ("max", "min", "mean", "last", "first")
 TASK_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.]*(?:-[A-Za-z0-9_.]+)*$"
+#: deepest nesting of objects and arrays a task document may have (real ones have fewer than 10)
+MAX_DEPTH = 64
+#: largest task file load_task reads (the bundled ones are below 20 KiB)
+MAX_TASK_BYTES = 64 * 1024 * 1024
+FILESET_KEYS = ("workspace", "hidden_files", "reference_solution")
 
 
 # --------------------------------------------------------------------------- dataclasses
@@ -49,29 +65,42 @@ class FileSet:
     base_dir: str = field(default=".", compare=False)  # the task file's directory
     #: files of a pinned source distribution (agentenv._sources.Sdist), fetched and cached on first read
     sdist: Any = field(default=None, kw_only=True)
+    #: the task file and the document's key of this section, for the errors of read()
+    source: str = field(default="<memory>", compare=False, repr=False, kw_only=True)
+    section: str = field(default="workspace", compare=False, repr=False, kw_only=True)
 
     @property
     def host_directory(self) -> str | None:
         return None if self.directory is None else os.path.normpath(os.path.join(self.base_dir, self.directory))
 
     def read(self) -> dict[str, bytes]:
-        """Relative path -> content; inline files win over the directory's, which win over the sdist's."""
+        """Relative path -> content; inline files win over the directory's, which win over the sdist's.
+
+        Raises :class:`TaskSpecError` (naming :attr:`source` and the pointer) for an inline path that
+        is not strictly inside the workspace, a path that is both a file and a directory, and a
+        directory entry :func:`agentenv._workspace.read_directory` refuses: the directory is read
+        without following links out of the task folder (a link to a regular file inside the task
+        folder is read as that file; every other link, and FIFOs and devices, are refused).
+        """
+        problems = [v for rel in self.files for v in _file_key_problems(self.section, rel)]
+        if problems:
+            raise TaskSpecError(self.source, problems)
         out: dict[str, bytes] = {}
         if self.sdist is not None:
             from ._sources import sdist_files
 
-            out.update(sdist_files(self.sdist, source=self.base_dir))
-        root = self.host_directory
-        if root:
-            for dirpath, dirnames, filenames in os.walk(root):
-                dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", ".pytest_cache"))
-                for name in sorted(filenames):
-                    if name.endswith(".pyc"):
-                        continue
-                    full = os.path.join(dirpath, name)
-                    out[os.path.relpath(full, root).replace(os.sep, "/")] = open(full, "rb").read()
+            out.update(sdist_files(self.sdist, source=self.source if self.source != "<memory>" else self.base_dir))
+        if self.directory is not None:
+            found, refused = read_directory(self.base_dir, self.directory)
+            if refused:
+                raise TaskSpecError(self.source,
+                                    [_directory_violation(self.section, self.directory, m) for m in refused])
+            out.update(found)
         for rel, text in self.files.items():
-            out[rel.lstrip("/")] = text.encode()
+            out[rel] = text.encode()
+        problems = list(_conflicts(self.section, out))
+        if problems:
+            raise TaskSpecError(self.source, problems)
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -254,15 +283,18 @@ def _limits_json(limits: Limits) -> dict[str, Any]:
 
 def _fileset_schema(with_root: bool = False) -> dict[str, Any]:
     props: dict[str, Any] = {
-        "directory": {"type": "string", "minLength": 1,
-                      "description": "a directory, relative to the task file, whose files are copied"},
+        "directory": {"type": "string", "minLength": 1, "pattern": NO_PARENT_PATTERN,
+                      "description": "a directory inside the task's folder, relative to the task file, whose "
+                                     "files are copied (links out of the task folder are refused)"},
         "files": {"type": "object", "additionalProperties": {"type": "string"},
-                  "description": "relative path -> file content"},
+                  "propertyNames": {"pattern": SAFE_RELATIVE_PATTERN, "maxLength": 4000},
+                  "description": "relative path (no leading '/', no '..', '.' or empty components) -> file content"},
         "sdist": SDIST_SCHEMA,
     }
     if with_root:
-        props["root"] = {"type": "string", "pattern": "^/[^\\0]*$", "default": DEFAULT_ROOT,
-                         "description": "absolute path of the workspace inside the sandbox"}
+        props["root"] = {"type": "string", "pattern": SAFE_ROOT_PATTERN, "default": DEFAULT_ROOT,
+                         "description": "absolute path of the workspace inside the sandbox (no '..', '.' or "
+                                        "empty components)"}
     return {"type": "object", "additionalProperties": False, "properties": props}
 
 
@@ -329,7 +361,8 @@ def task_schema(registry: Any | None = None) -> dict[str, Any]:
                 },
             },
             "workspace": _fileset_schema(with_root=True),
-            "protected_paths": {"type": "array", "items": {"type": "string", "minLength": 1},
+            "protected_paths": {"type": "array", "items": {"type": "string", "minLength": 1,
+                                                           "pattern": NO_PARENT_PATTERN},
                                 "description": "globs (relative to the root) the agent may read but whose "
                                                "original content is restored before every scored evaluation"},
             "hidden_files": _fileset_schema(),
@@ -369,6 +402,17 @@ def _violations(doc: Any, schema: dict[str, Any], registry: Any) -> Iterator[Vio
 def _explain(err: jsonschema.ValidationError, registry: Any) -> Iterator[Violation]:
     pointer = _pointer(err.absolute_path)
     kind = err.validator
+    schema_path = list(err.absolute_schema_path)
+    if len(schema_path) >= 2 and schema_path[-2] == "propertyNames":  # a bad key: point at it, not its object
+        parts = list(err.absolute_path)
+        if kind in ("pattern", "maxLength") and parts[-1:] == ["files"] and isinstance(err.instance, str):
+            yield from _file_key_problems(str(parts[0]), err.instance, schema_says=True)
+            return
+        pointer = _pointer([*parts, err.instance])
+    if kind == "pattern" and err.validator_value in (NO_PARENT_PATTERN, SAFE_ROOT_PATTERN, SAFE_RELATIVE_PATTERN,
+                                                     VERSION_PATTERN):
+        yield _path_violation(list(err.absolute_path), err.instance)
+        return
     if kind == "enum" or (kind == "pattern" and pointer.endswith("/runtime")):
         field_name = str(err.absolute_path[-1]) if err.absolute_path else ""
         known = {"action": sorted(registry.actions), "metric": sorted(registry.metrics),
@@ -402,13 +446,131 @@ def _explain(err: jsonschema.ValidationError, registry: Any) -> Iterator[Violati
                         err.instance if not isinstance(err.instance, (dict, list)) else None)
 
 
-def _semantic(doc: dict[str, Any], base_dir: str, registry: Any) -> Iterator[Violation]:
-    for key in ("workspace", "hidden_files", "reference_solution"):
+_FILE_KEY_EXPECTED = "a path relative to the {where} root, without a leading '/', '..', '.' or empty components"
+
+
+def _file_key_problems(section: str, rel: Any, schema_says: bool = False) -> Iterator[Violation]:
+    """The violation of an inline file key that would not land strictly inside its directory."""
+    problem = path_problem(rel)
+    if problem is None and not schema_says:
+        return
+    where = "workspace" if section == "workspace" else f"workspace ({section.replace('_', ' ')})"
+    fix = safe_suggestion(rel, DEFAULT_ROOT) if isinstance(rel, str) else ""
+    expected = _FILE_KEY_EXPECTED.format(where="workspace") + (f", e.g. {fix!r}" if fix else "")
+    msg = (f"file path {rel!r} is refused: {problem or 'it could name a file outside the workspace'}; inline files "
+           f"are written below the {where} root, so their paths must stay inside it")
+    if fix:
+        msg += f": write {fix!r}"
+    yield Violation(_pointer([section, "files", rel]), msg, expected, rel)
+
+
+def _path_violation(parts: list[Any], value: Any) -> Violation:
+    """A schema path-pattern failure, explained (which paths may be named, and how to fix it)."""
+    pointer = _pointer(parts)
+    name = str(parts[-1]) if parts else ""
+    if parts[:1] == ["protected_paths"]:
+        return Violation(pointer, f"protected glob {value!r} is refused: globs are relative to the workspace root, "
+                                  "without a leading '/' or a '..' component (or a NUL byte)",
+                         "a relative glob such as 'tests/**'", value)
+    if name == "directory":
+        return Violation(pointer, f"directory {value!r} is refused: a task's directories lie inside its folder; "
+                                  "name one relative to the task file, without a leading '/' or a '..' component "
+                                  "(copy the files into the task folder)",
+                         "a directory inside the task folder, e.g. 'workspace'", value)
+    if name == "root":
+        return Violation(pointer, f"workspace root {value!r} is refused: it is an absolute sandbox path without "
+                                  "'..', '.' or empty components", f"an absolute path such as {DEFAULT_ROOT!r}", value)
+    if name == "version":
+        return Violation(pointer, f"version {value!r} is refused: a version names a release (and a cache "
+                                  "directory), so it has no '/'", "a version such as '1.2.3'", value)
+    if name == "strip":
+        fix = safe_suggestion(value) if isinstance(value, str) else ""
+        return Violation(pointer, f"strip {value!r} is refused: it names a directory inside the archive, relative, "
+                                  "without '..', '.' or empty components",
+                         f"a top directory such as {fix or 'NAME-VERSION'!r}", value)
+    return Violation(pointer, f"path {value!r} is refused", "a path without '..'", value)
+
+
+def _directory_violation(section: str, directory: str, message: str) -> Violation:
+    return Violation(f"/{section}/directory", message, "regular files and directories inside the task folder",
+                     directory)
+
+
+def _conflicts(section: str, files: Mapping[str, Any]) -> Iterator[Violation]:
+    for rel in files:
+        parent = rel.rpartition("/")[0]
+        while parent:
+            if parent in files:
+                yield Violation(_pointer([section, "files", rel]), f"{parent!r} is both a file and the directory of "
+                                f"{rel!r}", "distinct file and directory names", rel)
+                break
+            parent = parent.rpartition("/")[0]
+
+
+def _outside(base_dir: str, directory: str) -> bool:
+    """Whether *directory* (relative to *base_dir*) resolves, links followed, outside the task folder."""
+    if os.path.isabs(directory):
+        return True
+    base = os.path.realpath(base_dir)
+    full = os.path.realpath(os.path.join(base_dir, directory))
+    return full != base and not full.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def _path_problems(doc: dict[str, Any], base_dir: str) -> Iterator[Violation]:
+    """The loader's own check of every path the document names (the schema says the same in patterns)."""
+    for key in FILESET_KEYS:
         section = doc.get(key) or {}
+        for rel in section.get("files", {}):
+            yield from _file_key_problems(key, rel)
+        yield from _conflicts(key, section.get("files", {}))
         directory = section.get("directory")
-        if directory and not os.path.isdir(os.path.join(base_dir, directory)):
-            yield Violation(f"/{key}/directory", "directory does not exist (paths are relative to the task file)",
-                            "an existing directory", os.path.join(base_dir, directory))
+        if directory is not None:
+            norm = os.path.normpath(directory)
+            if "\0" in directory or os.path.isabs(directory) or norm == ".." or norm.startswith(".." + os.sep):
+                yield _path_violation([key, "directory"], directory)
+            elif not os.path.isdir(os.path.join(base_dir, directory)):
+                yield Violation(f"/{key}/directory", "directory does not exist (paths are relative to the task file)",
+                                "an existing directory", os.path.join(base_dir, directory))
+            else:
+                _, refused = read_directory(base_dir, directory, contents=False)
+                if not refused and _outside(base_dir, directory):
+                    refused = [f"{directory} resolves outside the task folder"]
+                for message in refused:
+                    yield _directory_violation(key, directory, message)
+        sdist = section.get("sdist") or {}
+        if "strip" in sdist and path_problem(sdist["strip"]):
+            yield _path_violation([key, "sdist", "strip"], sdist["strip"])
+        if "/" in str(sdist.get("version", "")) or "\0" in str(sdist.get("version", "")):
+            yield _path_violation([key, "sdist", "version"], sdist["version"])
+    for i, glob in enumerate(doc.get("protected_paths", ())):
+        if glob.startswith("/") or "\0" in glob or ".." in glob.split("/"):
+            yield _path_violation(["protected_paths", i], glob)
+    root = (doc.get("workspace") or {}).get("root", DEFAULT_ROOT)
+    if not root.startswith("/") or path_problem(root.strip("/")):
+        yield _path_violation(["workspace", "root"], root)
+
+
+def _too_deep(doc: Any) -> Violation | None:
+    """The first value nested deeper than MAX_DEPTH, found without recursion."""
+    stack: list[tuple[Any, int, tuple[Any, ...]]] = [(doc, 0, ())]
+    while stack:
+        value, depth, parts = stack.pop()
+        if isinstance(value, dict):
+            items: Any = value.items()
+        elif isinstance(value, list):
+            items = enumerate(value)
+        else:
+            continue
+        if depth >= MAX_DEPTH:
+            return Violation(_pointer(parts[:8]) + ("/..." if len(parts) > 8 else ""),
+                             f"the document nests deeper than {MAX_DEPTH} levels of objects and arrays",
+                             f"at most {MAX_DEPTH} levels", None)
+        stack.extend((v, depth + 1, (*parts, k)) for k, v in items if isinstance(v, (dict, list)))
+    return None
+
+
+def _semantic(doc: dict[str, Any], base_dir: str, registry: Any) -> Iterator[Violation]:
+    yield from _path_problems(doc, base_dir)
     for i, rule in enumerate(doc["reward_logic"]["rules"]):
         info = registry.metrics.get(rule.get("metric"))
         if info and info.direction == "lower" and "threshold" not in rule:
@@ -433,6 +595,9 @@ def parse_task(doc: Any, source: str = "<memory>", base_dir: str = ".", suite: s
     reg = current()
     if not isinstance(doc, dict):
         raise TaskSpecError(source, [Violation("", "a task document is a JSON object", "object", type(doc).__name__)])
+    deep = _too_deep(doc)
+    if deep is not None:
+        raise TaskSpecError(source, [deep])
     problems = list(_violations(doc, task_schema(reg), reg))
     if not problems:
         problems = list(_semantic(doc, base_dir, reg))
@@ -463,7 +628,8 @@ def _build(doc: dict[str, Any], source: str, base_dir: str, suite: str | None) -
         if section is None:
             return None
         return FileSet(section.get("directory"), dict(section.get("files", {})), base_dir,
-                       sdist=Sdist.from_json(section["sdist"]) if "sdist" in section else None)
+                       sdist=Sdist.from_json(section["sdist"]) if "sdist" in section else None,
+                       source=source, section=key)
 
     return TaskSpec(
         task_id=doc["task_id"],
@@ -471,7 +637,8 @@ def _build(doc: dict[str, Any], source: str, base_dir: str, suite: str | None) -
         description=doc.get("description", ""),
         environment=EnvironmentConfig(env["runtime"], tuple(env.get("dependencies", ())), dict(env.get("env", {}))),
         workspace=Workspace(ws.get("directory"), dict(ws.get("files", {})), base_dir, ws.get("root", DEFAULT_ROOT),
-                            sdist=Sdist.from_json(ws["sdist"]) if "sdist" in ws else None),
+                            sdist=Sdist.from_json(ws["sdist"]) if "sdist" in ws else None, source=source,
+                            section="workspace"),
         protected_paths=tuple(doc.get("protected_paths", DEFAULT_PROTECTED)),
         hidden_files=fileset("hidden_files"),
         execution_steps=tuple(dict(s) for s in doc["execution_steps"]),
@@ -495,14 +662,24 @@ def load_task(path: str | os.PathLike[str], suite: str | None = None) -> TaskSpe
     path = os.fspath(path)
     try:
         with open(path, "rb") as f:
-            raw = f.read()
+            raw = f.read(MAX_TASK_BYTES + 1)
     except OSError as exc:
         raise TaskSpecError(path, [Violation("", f"cannot read the file: {exc.strerror}", "a readable file", path)]) from exc
+    if len(raw) > MAX_TASK_BYTES:
+        raise TaskSpecError(path, [Violation("", f"the file is larger than {MAX_TASK_BYTES} bytes; put big files in "
+                                                 "the task's workspace directory instead of inline",
+                                             f"at most {MAX_TASK_BYTES} bytes", None)])
     try:
         doc = json.loads(raw)
+    except RecursionError:  # the decoder recurses once per level: deep nesting exhausts the stack
+        raise TaskSpecError(path, [Violation("", f"not a usable task document: it nests too deep for the JSON decoder "
+                                                 f"(a task document has at most {MAX_DEPTH} levels)",
+                                             f"at most {MAX_DEPTH} levels of objects and arrays", None)]) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         where = f"line {exc.lineno}, column {exc.colno}: " if isinstance(exc, json.JSONDecodeError) else ""
         raise TaskSpecError(path, [Violation("", f"not valid JSON: {where}{exc}", "a JSON object", None)]) from exc
+    except ValueError as exc:  # e.g. an integer of more digits than int() converts
+        raise TaskSpecError(path, [Violation("", f"not a usable JSON document: {exc}", "a JSON object", None)]) from exc
     return parse_task(doc, path, os.path.dirname(os.path.abspath(path)), suite)
 
 
