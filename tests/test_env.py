@@ -3,6 +3,7 @@
 import glob
 import json
 import os
+import shutil
 import tempfile
 
 import gymnasium as gym
@@ -240,8 +241,8 @@ def test_dense_rewards_sum_to_the_final_score():
 def test_terminate_on_success(tmp_path):
     doc = json.load(open(example("fizzbuzz")))
     doc["terminate_on_success"] = True
-    doc["workspace"]["directory"] = os.path.join(EXAMPLES, "fizzbuzz", "workspace")
-    doc["reference_solution"]["directory"] = os.path.join(EXAMPLES, "fizzbuzz", "solution")
+    for part in ("workspace", "solution"):  # a task's folders must lie inside its own folder
+        shutil.copytree(os.path.join(EXAMPLES, "fizzbuzz", part), tmp_path / part)
     path = tmp_path / "task.json"
     path.write_text(json.dumps(doc))
     env = CodingEnv(str(path), mode="agentic", reward_mode="dense")
@@ -268,7 +269,7 @@ def test_infrastructure_failure_is_masked_and_the_env_recovers():
 def test_missing_runtime_is_a_clear_error(tmp_path):
     doc = json.load(open(example("fizzbuzz")))
     doc["environment_config"]["runtime"] = "python3.99"
-    doc["workspace"]["directory"] = os.path.join(EXAMPLES, "fizzbuzz", "workspace")
+    shutil.copytree(os.path.join(EXAMPLES, "fizzbuzz", "workspace"), tmp_path / "workspace")
     del doc["reference_solution"]
     path = tmp_path / "task.json"
     path.write_text(json.dumps(doc))
