@@ -229,8 +229,17 @@ class CodingEnv(gym.Env):
         outcome, error = None, None
         try:
             parsed = self._parse_action(action)
+            kind = self._registry.action(parsed["action"])
+            kind.check_fields(parsed)  # unknown fields and wrong types are refused before any action runs
             ctx = ActionContext(self._sandbox, self.task, self.mode, self._round)
-            outcome = self._registry.action(parsed["action"]).execute(ctx, parsed)
+            try:
+                outcome = kind.execute(ctx, parsed)
+            except AgentEnvError:
+                raise
+            except OSError as exc:  # a file operation on what the agent named failed: the agent's to hear
+                raise ActionError(f"{parsed['action']} failed: {exc.strerror or type(exc).__name__}") from None
+            except Exception as exc:  # an action's own bug is the machinery's failure, never the caller's exception
+                raise InfrastructureError(f"action {parsed['action']!r} raised {type(exc).__name__}: {str(exc)[:300]}") from exc
         except ActionError as exc:
             error = str(exc)
         except AgentEnvError as exc:
@@ -266,11 +275,16 @@ class CodingEnv(gym.Env):
         if isinstance(action, str):
             try:
                 action = json.loads(action)
-            except json.JSONDecodeError as exc:
-                raise ActionError(f"not a JSON action object ({exc.msg} at position {exc.pos}); send e.g. "
+            except (ValueError, RecursionError) as exc:  # also: nested too deeply, a number too long
+                why = f"{exc.msg} at position {exc.pos}" if isinstance(exc, json.JSONDecodeError) else (
+                    "nested too deeply" if isinstance(exc, RecursionError) else "a number too long")
+                raise ActionError(f"not a JSON action object ({why}); send e.g. "
                                   '{"action": "run_command", "command": "python -m pytest -q"}') from None
         if not isinstance(action, dict) or not isinstance(action.get("action"), str):
             raise ActionError('an action is an object with an "action" field, e.g. {"action": "submit"}; '
+                              f"known actions: {', '.join(sorted(self._registry.actions))}")
+        if len(action["action"]) > 100 and action["action"] not in self._registry.actions:
+            raise ActionError(f"unknown action (a name of {len(action['action'])} characters); "
                               f"known actions: {', '.join(sorted(self._registry.actions))}")
         return action
 
