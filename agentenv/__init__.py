@@ -7,26 +7,64 @@
 
     env = gym.make("agentenv/examples.fizzbuzz-v0")
     obs, info = env.reset()
+
+Everything public is listed in ``__all__`` (sorted; ``tests/test_architecture.py`` guards it);
+every other module of the package is private. The kernel is stacked in one direction (paths and
+errors, spec, sandbox, extension base classes, plugins, schema and scoring, env, this module);
+``docs/architecture.md`` draws it.
 """
 
-from __future__ import annotations
+import pluggy as _pluggy
 
-import pluggy
+__version__ = "0.1.0"
 
-hookimpl = pluggy.HookimplMarker("agentenv")
+#: marks a function of a plugin as the implementation of a hook (see :mod:`agentenv.hookspecs`)
+hookimpl = _pluggy.HookimplMarker("agentenv")
 
 from ._errors import (  # noqa: E402
     ActionError,
     AgentEnvError,
+    AgentError,
+    AuditError,
     BackendUnavailable,
+    EvalError,
     InfrastructureError,
+    LeaderboardError,
     PluginError,
+    ProblemFileError,
     RuntimeBuildError,
     SandboxError,
+    SourceError,
+    SynthesisError,
     TaskSpecError,
+    ToolError,
     UnknownNameError,
     Violation,
 )
+from ._paths import bundled_dir, cache_dir, matches_any  # noqa: E402
+from ._spec import (  # noqa: E402
+    AGENTIC,
+    DEFAULT_PROTECTED,
+    PLACEHOLDER,
+    SINGLE_SHOT,
+    Limits,
+    Mode,
+    RewardMode,
+    TaskSpec,
+)
+from ._sources import Sdist, pin_sdist, sdist_files  # noqa: E402
+from ._sandbox import (  # noqa: E402
+    SANDBOX_UID,
+    AgentSandbox,
+    Availability,
+    ExecResult,
+    Isolation,
+    RuntimeEnv,
+    Sandbox,
+    SandboxBackend,
+    SandboxRequest,
+)
+from ._workspace import materialize  # noqa: E402
 from ._extension import (  # noqa: E402
     ActionContext,
     ActionOutcome,
@@ -35,82 +73,114 @@ from ._extension import (  # noqa: E402
     EpisodeView,
     MetricInfo,
     MetricProvider,
+    ReportFormat,
     RewardModel,
     RunContext,
     Runtime,
+    ScoredCommand,
+    ScoringContext,
+    TestReport,
+    describe_value,
 )
-from ._sandbox import (  # noqa: E402
-    AgentSandbox,
-    Availability,
-    ExecResult,
-    Isolation,
-    Limits,
-    RuntimeEnv,
-    Sandbox,
-    SandboxBackend,
-    SandboxRequest,
-)
-from ._spec import TaskSpec, load_task, parse_task, task_schema  # noqa: E402
+from ._plugins import PluginInfo, PluginManager, Registry, get_plugin_manager, registry  # noqa: E402
+from ._schema import load_task, parse_task, task_schema  # noqa: E402
+from ._suites import Suite, find_suite, installed_suites, read_suite, task_files  # noqa: E402
 from ._reward import RewardResult, compute_reward  # noqa: E402
-from ._env import CodeText, CodingEnv, Measurements  # noqa: E402
+from ._trajectory import TRAJECTORY_SCHEMA, TrajectoryWriter, jsonable, read_jsonl  # noqa: E402
 from ._backends import get_backend  # noqa: E402
-from ._plugins import get_plugin_manager, registry  # noqa: E402
-from ._runner import EpisodeResult, make_agent, run_episode  # noqa: E402
-from ._suites import Suite, find_suite, installed_suites  # noqa: E402
-from ._registration import register_envs  # noqa: E402
-
-__version__ = "0.1.0"
+from ._env import CodeText, CodingEnv, Measurements  # noqa: E402
+from ._episode import CAUSES, EpisodeResult, ScriptedAgent, make_agent, run_episode  # noqa: E402
+from ._registration import register_envs, register_on_import  # noqa: E402
 
 __all__ = [
+    "AGENTIC",
     "ActionContext",
     "ActionError",
     "ActionOutcome",
     "ActionType",
     "Agent",
     "AgentEnvError",
+    "AgentError",
     "AgentSandbox",
+    "AuditError",
     "Availability",
     "BackendUnavailable",
+    "CAUSES",
     "CodeText",
     "CodingEnv",
+    "DEFAULT_PROTECTED",
     "EpisodeResult",
     "EpisodeView",
+    "EvalError",
     "ExecResult",
     "InfrastructureError",
     "Isolation",
+    "LeaderboardError",
     "Limits",
     "Measurements",
     "MetricInfo",
     "MetricProvider",
+    "Mode",
+    "PLACEHOLDER",
     "PluginError",
+    "PluginInfo",
+    "PluginManager",
+    "ProblemFileError",
+    "Registry",
+    "ReportFormat",
+    "RewardMode",
     "RewardModel",
     "RewardResult",
     "RunContext",
     "Runtime",
     "RuntimeBuildError",
     "RuntimeEnv",
+    "SANDBOX_UID",
+    "SINGLE_SHOT",
     "Sandbox",
     "SandboxBackend",
     "SandboxError",
     "SandboxRequest",
+    "ScoredCommand",
+    "ScoringContext",
+    "ScriptedAgent",
+    "Sdist",
+    "SourceError",
     "Suite",
+    "SynthesisError",
+    "TRAJECTORY_SCHEMA",
     "TaskSpec",
     "TaskSpecError",
+    "TestReport",
+    "ToolError",
+    "TrajectoryWriter",
     "UnknownNameError",
     "Violation",
+    "bundled_dir",
+    "cache_dir",
     "compute_reward",
+    "describe_value",
     "find_suite",
     "get_backend",
     "get_plugin_manager",
     "hookimpl",
     "installed_suites",
+    "jsonable",
     "load_task",
     "make_agent",
+    "matches_any",
+    "materialize",
     "parse_task",
+    "pin_sdist",
+    "read_jsonl",
+    "read_suite",
     "register_envs",
     "registry",
     "run_episode",
+    "sdist_files",
+    "task_files",
     "task_schema",
 ]
 
-register_envs()
+register_on_import()
+del register_on_import

@@ -7,11 +7,10 @@ import logging
 import sys
 
 from ._errors import AgentEnvError
+from ._plugins import registry
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ._plugins import registry
-
     parser = argparse.ArgumentParser(prog="agentenv", description="Coding tasks as Gymnasium environments.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what the framework decides")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -24,14 +24,9 @@ trained on. The next ``reset()`` starts over with a new sandbox.
 from __future__ import annotations
 
 import copy
-import dataclasses
-import errno
-import re
 import json
 import os
-import secrets
 import string
-import threading
 import time
 import uuid
 from typing import Any, Callable, Iterator, Mapping
@@ -40,21 +35,20 @@ import gymnasium as gym
 import numpy as np
 
 from ._backends import get_backend
-from ._errors import ActionError, AgentEnvError, InfrastructureError, SandboxError
-from ._extension import ActionContext, EpisodeView, RunContext
+from ._errors import ActionError, AgentEnvError, InfrastructureError
+from ._extension import ActionContext
+from ._paths import cache_dir
 from ._plugins import registry
-from ._reward import RewardResult, compute_reward
+from ._reward import RewardResult
 from ._sandbox import Sandbox, SandboxBackend, SandboxRequest
-from ._spec import PLACEHOLDER, TaskSpec, load_task, matches_any
+from ._schema import load_task
+from ._scoring import Evaluation
+from ._spec import AGENTIC, MODES, PLACEHOLDER, REWARD_MODES, SINGLE_SHOT, Mode, RewardMode, TaskSpec
+from ._trajectory import TRAJECTORY_SCHEMA, jsonable
 from ._workspace import materialize
 
-MODES = ("single_shot", "agentic")
-REWARD_MODES = ("terminal", "dense")
 MAX_TEXT = 200_000
-TRAJECTORY_SCHEMA = "agentenv.trajectory/1"
 _READ_ONLY_ACTIONS = ("read_file", "list_files", "submit")
-# Observations depend on the program only: the host's speed is in info["measurements"].
-_PYTEST_DURATION = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d\d:\d\d\))?")
 
 
 class CodeText(gym.spaces.Text):
@@ -114,38 +108,44 @@ def _clip(text: str, limit: int) -> str:
 
 
 class CodingEnv(gym.Env):
-    """A coding task as a Gymnasium environment. See the module docstring for the modes."""
+    """A coding task as a Gymnasium environment. See the module docstring for the modes.
 
-    metadata = {"render_modes": ["ansi"]}
+    ``mode=None`` (the default) plays the task the way it is meant: single-shot where a step takes
+    the model's code (``<model_generated_code>``), else agentic.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
     def __init__(self, task: str | os.PathLike[str] | TaskSpec, backend: str | SandboxBackend = "auto",
-                 mode: str = "single_shot", reward_mode: str = "terminal", max_rounds: int | None = None,
+                 mode: Mode | None = None, reward_mode: RewardMode = "terminal", max_rounds: int | None = None,
                  render_mode: str | None = None, trajectory: str | Callable[[dict], None] | None = None,
                  max_observation_chars: int = 20_000):
+        self.task = task if isinstance(task, TaskSpec) else load_task(task)
+        if mode is None:
+            mode = SINGLE_SHOT if self.task.supports_single_shot else AGENTIC
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
         if reward_mode not in REWARD_MODES:
             raise ValueError(f"reward_mode must be one of {REWARD_MODES}, not {reward_mode!r}")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', not {render_mode!r}")
-        self.task = task if isinstance(task, TaskSpec) else load_task(task)
-        if mode == "single_shot" and not self.task.supports_single_shot:
+        if mode == SINGLE_SHOT and not self.task.supports_single_shot:
             raise ValueError(f"task {self.task.task_id} has no '{PLACEHOLDER}' step, so it runs only in "
-                             "mode='agentic'")
+                             "mode='agentic' (leave mode out to get the task's own mode)")
         self.mode, self.reward_mode, self.render_mode = mode, reward_mode, render_mode
-        self.max_rounds = 1 if mode == "single_shot" else (max_rounds or self.task.max_rounds)
+        self.max_rounds = 1 if mode == SINGLE_SHOT else (max_rounds or self.task.max_rounds)
         self.max_observation_chars = max_observation_chars
         self._trajectory = trajectory
         self._registry = registry()
         self._backend = get_backend(backend) if isinstance(backend, str) else backend
         self.backend_name = self._backend.name
-        self.runtime = self._registry.runtime_for(self.task.environment.runtime).prepare(self.task.environment)
-        from .builtin.runtimes import cache_dir
-
+        self.runtime = self._registry.runtime_for(self.task.environment.runtime).prepare(self.task.environment,
+                                                                                         cache_dir())
         self._pristine = self.task.workspace.read()
         self._hidden = self.task.hidden_files.read() if self.task.hidden_files else {}
         self._workspace_dir = materialize(self._pristine, cache_dir())
-        self._protected = self.task.protected_paths
+        self._evaluation = Evaluation(self.task, self._registry, self.runtime, self._pristine, self._hidden,
+                                      self._open, self._workspace_dir)
         self.action_space = CodeText()
         self.observation_space = gym.spaces.Dict({
             "prompt": CodeText(), "output": CodeText(), "round": gym.spaces.Discrete(self.max_rounds + 2)})
@@ -157,6 +157,11 @@ class CodingEnv(gym.Env):
         self._last_obs: dict[str, Any] | None = None
         self._episode = ""
         self._closed = False
+
+    @property
+    def scored_runs(self) -> list[dict[str, Any]]:
+        """The metrics of every scored command of the episode's evaluations so far (dense mode: all)."""
+        return list(self._runs)
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -184,7 +189,7 @@ class CodingEnv(gym.Env):
         info = self._base_info()
         reward, terminated, truncated, output = 0.0, False, False, ""
         try:
-            if self.mode == "single_shot":
+            if self.mode == SINGLE_SHOT:
                 output, result = self._step_single_shot(action, info)
                 reward, terminated = result.total, True
             else:
@@ -214,16 +219,15 @@ class CodingEnv(gym.Env):
     # ------------------------------------------------------------------ the two modes
     def _step_single_shot(self, action: Any, info: dict[str, Any]):
         if not isinstance(action, str):
-            raise_type = type(action).__name__
-            output = f"[the action must be the program text (str), not {raise_type}]"
+            output = f"[the action must be the program text (str), not {type(action).__name__}]"
             result = self._reward([])
             self._fill_info(info, [], result)
             return output, result
-        runs, output = self._evaluate(self._sandbox, code=action)
+        runs, output = self._evaluation.run(self._sandbox, action, self._round)
         self._runs = runs
         result = self._reward(runs)
         self._fill_info(info, runs, result)
-        return output, result
+        return _clip(output, self.max_observation_chars), result
 
     def _step_agentic(self, action: Any, info: dict[str, Any]):
         outcome, error = None, None
@@ -255,14 +259,14 @@ class CodingEnv(gym.Env):
                                           and parsed["action"] not in _READ_ONLY_ACTIONS)
         reward, terminated = 0.0, submit
         if evaluate:
-            runs, eval_output = self._evaluate_workspace()
+            runs, eval_output = self._evaluation.workspace(self._sandbox, self._round)
             self._runs = self._runs + runs if self.reward_mode == "dense" else runs
             result = self._reward(self._runs)
             reward = result.total - self._score if self.reward_mode == "dense" else result.total
             self._score = result.total
             self._fill_info(info, runs, result)
             if submit or truncated:
-                output += "\n[evaluation]\n" + eval_output
+                output += "\n[evaluation]\n" + _clip(eval_output, self.max_observation_chars)
             if result.success and self.task.terminate_on_success:
                 terminated = True
             if not (submit or truncated or terminated):
@@ -294,219 +298,8 @@ class CodingEnv(gym.Env):
                                  {"agentenv.task": self.task.task_id})
         return self._backend.open(request)
 
-    def _evaluate_workspace(self) -> tuple[list[dict[str, Any]], str]:
-        """Evaluate the agent's workspace in a fresh sandbox (protected files pristine, hidden files added)."""
-        with self._open() as judge:
-            try:
-                self._copy_changes(self._sandbox, judge)
-            except _WorkspaceRefused as exc:  # the agent's own doing: scored 0, never masked
-                error = {"type": "WorkspaceRefused", "message": str(exc)}
-                return [{"error": error, "workspace_refused": True}], f"[the workspace was not evaluated: {exc}]"
-            return self._evaluate(judge, code=None)
-
-    def _copy_limits(self) -> tuple[int, int, int, int]:
-        """(files, bytes in all, bytes in one file, directory depth) the evaluation copies at most."""
-        limits = self.task.limits
-        total = min(MAX_COPY_BYTES, limits.memory_mb << 18)  # a quarter of the judge's memory
-        return MAX_COPY_FILES, total, min(total, limits.max_file_size_mb << 20), MAX_COPY_DEPTH
-
-    def _copy_changes(self, agent: Sandbox, judge: Sandbox) -> None:
-        """Copy the agent's changes to non-protected files into *judge*, within bounds.
-
-        What the agent wrote decides what is copied, so a workspace past a bound, or one whose
-        listing or reading fails while both sandboxes live, is the agent's failure: raised as
-        ``_WorkspaceRefused``. A sandbox that dies is the infrastructure's (``SandboxError``)."""
-        root = self.task.root
-        max_files, max_bytes, max_file, max_depth = self._copy_limits()
-
-        def guarded(what: str, call: Callable[[], Any]) -> Any:
-            try:
-                return call()
-            except SandboxError:
-                if agent.alive and judge.alive:
-                    raise _WorkspaceRefused(f"{what} failed") from None
-                raise
-            except OSError as exc:
-                if exc.errno in (errno.EFBIG, errno.ENOSPC, errno.EDQUOT, errno.ENAMETOOLONG):
-                    raise _WorkspaceRefused(f"{what}: {exc.strerror or exc}") from None
-                raise
-
-        current = set(guarded("listing the workspace (too deep or too many files?)", lambda: agent.list_files(root)))
-        if len(current) > max_files:
-            raise _WorkspaceRefused(f"it holds {len(current)} files; the evaluation copies at most {max_files}")
-        copied = 0
-        for rel in sorted(current):
-            if rel.count("/") >= max_depth:
-                raise _WorkspaceRefused(f"{rel[:200]!r} is nested more than {max_depth} directories deep")
-            if matches_any(rel, self._protected):
-                continue
-            try:
-                data = guarded(f"reading {rel[:200]!r}", lambda: agent.read_file(rel))
-            except OSError:
-                continue  # a FIFO, a dangling link, a directory link: not part of the solution
-            if len(data) > max_file:
-                raise _WorkspaceRefused(f"{rel[:200]!r} holds {len(data)} bytes; one file may hold {max_file}")
-            copied += len(data)
-            if copied > max_bytes:
-                raise _WorkspaceRefused(f"the changed files hold more than {max_bytes} bytes, the evaluation's bound")
-            if self._pristine.get(rel) != data:
-                guarded(f"copying {rel[:200]!r}", lambda: judge.write_file(rel, data))
-        for rel in self._pristine:
-            if rel not in current and not matches_any(rel, self._protected):
-                judge.remove(rel)
-
-    def _evaluate(self, sandbox: Sandbox, code: str | None) -> tuple[list[dict[str, Any]], str]:
-        for rel, data in self._hidden.items():
-            sandbox.write_file(rel, data)
-        ctx = ActionContext(sandbox, self.task, self.mode, self._round, code=code)
-        runs, outputs = [], []
-        for step in self.task.execution_steps:
-            name = step["action"]
-            if PLACEHOLDER in json.dumps(step):
-                if code is None:
-                    continue  # agentic: the agent already wrote its files
-                step = {k: v.replace(PLACEHOLDER, code) if isinstance(v, str) else v for k, v in step.items()}
-            if name == "run_command":
-                if runs:
-                    self._restore_trusted(sandbox)
-                runs.append(self._scored_run(sandbox, step, outputs))
-                continue
-            if name == "submit":
-                continue
-            try:
-                outcome = self._registry.action(name).execute(ctx, step)
-                outputs.append(outcome.observation)
-            except ActionError as exc:  # the task's own step failed: the solution made it impossible
-                outputs.append(f"[evaluation step {name} failed: {exc}]")
-        return runs, _clip("\n".join(outputs), self.max_observation_chars)
-
-    def _scored_run(self, sandbox: Sandbox, step: Mapping[str, Any], outputs: list[str]) -> dict[str, Any]:
-        from .builtin.actions import format_result
-        from .builtin.metrics import scored_command
-
-        nonce = secrets.token_hex(8)
-        scored = scored_command(step["command"], nonce, root=self.task.root,
-                                task_files={**self._pristine, **self._hidden}, trusted_files=self._trusted_paths(),
-                                pipe="pipes" in sandbox.capabilities, pythonpath=self.runtime.env.get("PYTHONPATH"))
-        for path, data in scored.files.items():
-            sandbox.write_file(path, data, mode=0o444)
-        timeout = min(float(step.get("timeout_s") or self.task.limits.wall_time_s), self.task.limits.wall_time_s)
-        report_path = scored.report_path
-        if report_path and "pipes" in sandbox.capabilities:  # the report can only be written once
-            result = sandbox.exec(scored.command, timeout_s=timeout, env=scored.env, pipes=[report_path])
-        else:
-            result = sandbox.exec(scored.command, timeout_s=timeout, env=scored.env or None,
-                                  collect=[report_path] if report_path else ())
-        report = result.artifacts.get(sandbox.resolve(report_path)) if report_path else None
-        run = RunContext(step["command"], result, scored.kind, report, scored.key)
-        metrics: dict[str, Any] = {}
-        for provider in self._registry.metric_providers:
-            try:
-                values = provider.measure(run)
-            except Exception as exc:  # a broken metric plugin is infrastructure, not the model's fault
-                raise InfrastructureError(f"metric provider {type(provider).__name__} failed: {exc}") from exc
-            for key, value in values.items():
-                metrics.setdefault(key, value)
-        if scored.kind is not None and isinstance(metrics.get("test_outcomes"), dict) and not metrics.get("integrity"):
-            self._check_coverage(step["command"], metrics)
-        shown = dataclasses.replace(result, command=step["command"])  # the instrumented command stays hidden
-        text = re.sub(r"[^\s'\"]*\.?agentenv[-_](?:judge_)?" + nonce + r"[^\s'\"]*", "<judge>", format_result(shown))
-        outputs.append(_PYTEST_DURATION.sub(" in <time>", text))
-        return metrics
-
-    def _trusted_paths(self) -> list[str]:
-        """Sandbox paths of the files whose content the task, not the agent, decides."""
-        root = self.task.root.rstrip("/")
-        return [f"{root}/{rel}" for rel in sorted(set(self._hidden) | {r for r in self._pristine
-                                                                       if matches_any(r, self._protected)})]
-
-    def _restore_trusted(self, sandbox: Sandbox) -> None:
-        """Before a second scored run: stop what the first left running and put the task's own files back.
-
-        Code under test ran in the first run; it may have left a process behind or rewritten a
-        protected test for the next run. Protected and hidden files are rewritten from the task, and
-        files the agent could not have added (a new conftest.py, a test file) are removed."""
-        sandbox.exec("kill -9 -1 2>/dev/null; true", timeout_s=10)
-        present = set(sandbox.list_files(self.task.root))
-        for rel in present:
-            if matches_any(rel, self._protected) and rel not in self._pristine and rel not in self._hidden:
-                sandbox.remove(rel)
-        for rel, data in self._pristine.items():
-            if matches_any(rel, self._protected) and rel not in self._hidden:
-                sandbox.write_file(rel, data)
-        for rel, data in self._hidden.items():
-            sandbox.write_file(rel, data)
-
-    def _check_coverage(self, command: str, metrics: dict[str, Any]) -> None:
-        """Refuse a report that lacks tests a trusted collection of the task found.
-
-        Code under test runs inside pytest and could forge the report; a forgery must then also
-        name every test function of the task (hidden ones included), which it cannot learn from
-        its own workspace. Parameter ids are ignored, since they may depend on the solution."""
-        expected = self._expected_tests(command)
-        if not expected:
-            return
-        present = {_base_test_id(n) for n in metrics["test_outcomes"]}
-        missing = expected - present
-        if missing:
-            metrics.update(test_pass_rate=0.0, report="incomplete", error={
-                "type": "IncompleteReport",
-                "message": f"the test report lacks {len(missing)} of the task's {len(expected)} tests, "
-                           f"e.g. {sorted(missing)[0]}"})
-
-    def _expected_tests(self, command: str) -> frozenset[str]:
-        from .builtin.metrics import collect_command
-
-        key = (self._workspace_dir, tuple(sorted(self._hidden)), command)
-        with _COLLECTED_LOCK:
-            if key in _COLLECTED:
-                return _COLLECTED[key]
-        ids: frozenset[str] = frozenset()
-        collect = collect_command(command)
-        if collect:
-            with self._open() as judge:
-                for rel, data in self._hidden.items():
-                    judge.write_file(rel, data)
-                result = judge.exec(collect, timeout_s=self.task.limits.wall_time_s)
-            lines = [l.strip() for l in result.stdout.splitlines() if "::" in l and " " not in l.strip()]
-            if result.exit_code == 0 and lines:
-                ids = frozenset(_base_test_id(l) for l in lines)
-        with _COLLECTED_LOCK:
-            _COLLECTED[key] = ids
-        return ids
-
     def _reward(self, runs: list[dict[str, Any]]) -> RewardResult:
-        model_scores = {}
-        view = None  # the final files are read once, however many rules use a reward model
-        for i, rule in enumerate(self.task.reward.rules):
-            if rule.reward_model is not None:
-                model = self._registry.reward_models[rule.reward_model]
-                if view is None:
-                    view = EpisodeView(self.task, self._final_files(), self.task.reference_files(), tuple(runs))
-                model_scores[i] = model.score(view, rule.options)
-        return compute_reward(self.task.reward, runs, self._registry.metrics, model_scores)
-
-    def _final_files(self) -> dict[str, bytes]:
-        files: dict[str, bytes] = {}
-        if self._sandbox is None or not self._sandbox.alive:
-            return files
-        max_files, max_bytes, max_file, _ = self._copy_limits()
-        try:
-            names = self._sandbox.list_files(self.task.root)
-        except (OSError, SandboxError):
-            return files  # what a reward model cannot read scores as absent, within the same bounds as the copy
-        total = 0
-        for rel in names[:max_files]:
-            if not matches_any(rel, self._protected):
-                try:
-                    data = self._sandbox.read_file(rel)
-                except (OSError, SandboxError):
-                    continue
-                total += len(data)
-                if len(data) > max_file or total > max_bytes:
-                    break
-                files[rel] = data
-        return files
+        return self._evaluation.reward(runs, lambda: self._evaluation.final_files(self._sandbox))
 
     # ------------------------------------------------------------------ info, observations, records
     def _base_info(self) -> dict[str, Any]:
@@ -550,9 +343,9 @@ class CodingEnv(gym.Env):
 
     def _prompt(self) -> str:
         task = self.task
-        if self.mode == "single_shot" and task.single_shot_path is None:
+        if self.mode == SINGLE_SHOT and task.single_shot_path is None:
             return f"{task.description}\n\nReply with the code that completes the task."
-        if self.mode == "single_shot":
+        if self.mode == SINGLE_SHOT:
             path = task.single_shot_path
             start = self._pristine.get(path, b"").decode("utf-8", "replace")
             return (f"{task.description}\n\nReply with the complete new content of `{path}`.\n"
@@ -575,7 +368,7 @@ class CodingEnv(gym.Env):
                "reward_mode": self.reward_mode, "time": time.time()}
         for key, value in info.items():
             out[key] = dict(value) if isinstance(value, Measurements) else value
-        out["scored_runs"] = [_jsonable(r) for r in self._runs] if info.get("runs") else []
+        out["scored_runs"] = [jsonable(r) for r in self._runs] if info.get("runs") else []
         # Present on every record (null: this step did not evaluate), so consumers need no key checks.
         out.setdefault("metrics", None)
         out.setdefault("reward_breakdown", None)
@@ -584,7 +377,7 @@ class CodingEnv(gym.Env):
     def _record(self, record: dict[str, Any]) -> None:
         if self._trajectory is None:
             return
-        record = _jsonable(record)
+        record = jsonable(record)
         if callable(self._trajectory):
             self._trajectory(record)
         else:
@@ -597,31 +390,3 @@ class CodingEnv(gym.Env):
                 self._sandbox.close()
             finally:
                 self._sandbox = None
-
-
-#: bounds on what an evaluation copies out of the agent's sandbox (also cut by the task's limits)
-MAX_COPY_FILES, MAX_COPY_BYTES, MAX_COPY_DEPTH = 20_000, 256 << 20, 64
-
-
-class _WorkspaceRefused(Exception):
-    """The agent's workspace is past a bound of the evaluation (the agent's failure)."""
-
-
-_COLLECTED: dict[tuple, frozenset[str]] = {}
-_COLLECTED_LOCK = threading.Lock()
-
-
-def _base_test_id(node: str) -> str:
-    return node.split("[", 1)[0]
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return repr(value)

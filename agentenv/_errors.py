@@ -8,6 +8,15 @@ Every error agentenv raises on purpose derives from :class:`AgentEnvError`::
     ├── UnknownNameError       a runtime / action / metric / backend / suite name nobody provides
     ├── ActionError            an action the agent sent cannot be carried out (bad JSON, path outside
     │                          the workspace, ...); the environment answers it in the observation
+    ├── AgentError             an agent is misconfigured (bad spec, unreadable replay file, ...)
+    ├── SourceError            a pinned source distribution cannot be fetched, verified or unpacked
+    ├── ToolError              a tool built on the environments cannot start or go on (the message
+    │   │                      names the file or argument and the fix)
+    │   ├── EvalError          agentenv eval: bad arguments, an output folder from another run
+    │   ├── LeaderboardError   agentenv leaderboard: results that cannot be read or ranked together
+    │   ├── AuditError         agentenv audit: a path that is no task, suite or folder of tasks
+    │   ├── SynthesisError     agentenv synthesize: a package that cannot be used for synthesis
+    │   └── ProblemFileError   agentenv import: a problem file that cannot be read at all
     └── InfrastructureError    the machinery failed, not the model: such results are flagged, never scored
         ├── SandboxError       a sandbox could not be created, died, or refused an operation
         │   └── BackendUnavailable   a backend cannot run on this host (the message says what to do)
@@ -54,6 +63,39 @@ class UnknownNameError(AgentEnvError, KeyError):
 
 class ActionError(AgentEnvError):
     """An agent's action that cannot be carried out; reported to the agent, not raised to the caller."""
+
+
+class AgentError(AgentEnvError):
+    """An agent was misconfigured (bad spec, unreadable replay file, a program that will not start)."""
+
+
+class SourceError(AgentEnvError):
+    """A pinned source distribution could not be fetched, verified or unpacked."""
+
+
+class ToolError(AgentEnvError):
+    """A tool built on the environments (eval, audit, authoring) cannot start or go on."""
+
+
+class EvalError(ToolError):
+    """An evaluation cannot start or continue (bad arguments, an output folder from another run)."""
+
+
+class LeaderboardError(ToolError):
+    """Results that cannot be read or ranked together (the message says which file and why)."""
+
+
+class AuditError(ToolError):
+    """The audit cannot start: a path that is neither a task, a directory of tasks nor a suite,
+    or an output directory that is in the way."""
+
+
+class SynthesisError(ToolError):
+    """The package cannot be used for synthesis (no tests found, failing baseline, bad arguments)."""
+
+
+class ProblemFileError(ToolError):
+    """A problem file could not be read at all (a bad record is reported, not raised)."""
 
 
 class InfrastructureError(AgentEnvError):

@@ -1,22 +1,33 @@
-"""Base classes that plugins implement: runtimes, actions, metrics, reward models, agents."""
+"""Base classes that plugins implement: runtimes, actions, report formats, metrics, reward models,
+agents, and the objects each one is handed.
+
+Every class here is public (``agentenv.<Name>``) and documented for plugin authors; the hooks that
+register them are in :mod:`agentenv.hookspecs`.
+"""
 
 from __future__ import annotations
 
 import abc
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal, Mapping
+from typing import Any, Callable, ClassVar, Literal, Mapping, Sequence
 
+import jsonschema
+
+from ._errors import ActionError, PluginError, did_you_mean
 from ._sandbox import ExecResult, RuntimeEnv, Sandbox
-
-if TYPE_CHECKING:
-    from ._spec import EnvironmentConfig, TaskSpec
+from ._spec import EnvironmentConfig, Mode, TaskSpec
 
 
 # --------------------------------------------------------------------------- runtimes
 
 class Runtime(abc.ABC):
-    """Claims runtime names matching ``pattern`` and prepares their environment on the host."""
+    """Claims runtime names matching ``pattern`` and prepares their environment on the host.
+
+    The environment calls ``prepare(config, cache_dir)`` once per (runtime, dependencies) and process;
+    *cache_dir* is agentenv's cache (``$AGENTENV_CACHE`` or ``~/.cache/agentenv``), where a runtime
+    keeps what it builds (content-addressed, so that concurrent processes share one build).
+    """
 
     #: a regex (full match) for the runtime names this plugin serves, e.g. ``python3(\\.\\d+)?``
     pattern: ClassVar[str]
@@ -36,8 +47,8 @@ class ActionContext:
     """What an action sees: the sandbox, the task, and the episode so far."""
 
     sandbox: Sandbox
-    task: "TaskSpec"
-    mode: str
+    task: TaskSpec
+    mode: Mode
     round: int
     #: fill for ``<model_generated_code>`` placeholders (single-shot mode)
     code: str | None = None
@@ -147,8 +158,6 @@ def _constraint(error: Any) -> str:
 
 def check_action_fields(kind: "ActionType", action: Mapping[str, Any]) -> None:
     """See :meth:`ActionType.check_fields`."""
-    from ._errors import ActionError, did_you_mean
-
     schema = kind.fields_schema
     props = schema.get("properties")
     props = props if isinstance(props, Mapping) else None
@@ -194,10 +203,6 @@ def check_action_fields(kind: "ActionType", action: Mapping[str, Any]) -> None:
 
 def _validators(kind: "ActionType") -> dict[str | None, Any]:
     """jsonschema validators of *kind*'s fields (by name) and of the whole object (None), cached."""
-    import jsonschema
-
-    from ._errors import PluginError
-
     schema = kind.fields_schema
     cached = _VALIDATORS.get(type(kind))
     if cached is not None and cached[0] is schema:
@@ -230,17 +235,132 @@ class MetricInfo:
     bound: float | None = None
 
 
+#: what a test outcome can be, in a :class:`TestReport`
+OUTCOMES = ("passed", "failed", "error", "skipped")
+
+
+@dataclass(frozen=True)
+class TestReport:
+    """What a report format read from one scored command.
+
+    ``outcomes`` maps each test's id to one of :data:`OUTCOMES` (an xfail that failed counts as
+    passed, an xpass as failed). A format without per-test outcomes (a reward file) gives ``score``
+    instead, a number in [0, 1]. ``status`` says how far to trust it: ``"ok"``; ``"missing"`` (no
+    report: a crash, a kill, a usage error); ``"incomplete"`` (cut short, e.g. by ``os._exit``, or
+    lacking tests the task has); ``"tampered"`` (``integrity`` names what was found). Anything but
+    ``"ok"`` scores 0.
+    """
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    format: str
+    outcomes: Mapping[str, str] = field(default_factory=dict)
+    #: the first failure: ``{"type", "message"}`` and, where known, ``"test"``
+    error: Mapping[str, str] | None = None
+    status: Literal["ok", "missing", "incomplete", "tampered"] = "ok"
+    integrity: tuple[Mapping[str, str], ...] = ()
+    score: float | None = None
+
+    @property
+    def trusted(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass(frozen=True)
+class ScoringContext:
+    """What a :class:`ReportFormat` is told when it instruments one scored command."""
+
+    #: a fresh, unguessable token for this run (name report files and pipes with it)
+    nonce: str
+    #: the workspace root inside the sandbox
+    root: str
+    #: the task's own files (pristine workspace and hidden files): trusted, unlike the workspace
+    task_files: Mapping[str, bytes]
+    #: sandbox paths of the files whose content the task decides (protected and hidden)
+    trusted_paths: Sequence[str]
+    #: the sandbox can make the report path a named pipe (``Sandbox.capabilities`` has "pipes")
+    pipes: bool
+    runtime: RuntimeEnv
+    #: the step's ``report`` object, when the task names a format explicitly (its options)
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ScoredCommand:
+    """How a scored command runs: the command itself, and what must exist before it runs."""
+
+    command: str
+    #: the sandbox path the report is read from after the run (a named pipe where possible)
+    report_path: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    #: sandbox path -> content, written (read-only) just before the run
+    files: Mapping[str, bytes] = field(default_factory=dict)
+    #: whatever :meth:`ReportFormat.parse` needs later (a key, say); never shown to the agent
+    state: Any = field(default=None, repr=False)
+    #: the report may be a named pipe (it is written once, by this run only)
+    pipe: bool = False
+
+
+class ReportFormat(abc.ABC):
+    """Reads the verdict of a scored command: pytest's, JUnit XML, a reward file, ``go test -json``...
+
+    For each ``run_command`` step of a task's evaluation the environment picks a format: the one the
+    step names (``"report": {"format": NAME, ...options}``), else the first registered format whose
+    :meth:`matches` accepts the command, else none (then only the command's exit status and
+    measurements are metrics). The format instruments the command (:meth:`instrument`: where the
+    report goes, which files and environment the run needs), then reads the report
+    (:meth:`parse`) into a :class:`TestReport`. Nothing the command prints is trusted unless a
+    format says so. A format may also list the tests a run must cover (:meth:`collect_command`);
+    a report that lacks one of them scores 0.
+    """
+
+    name: ClassVar[str]
+    description: ClassVar[str] = ""
+    #: JSON Schema of the options a step's ``report`` object may carry (besides ``format``)
+    options_schema: ClassVar[Mapping[str, Any]] = {"type": "object"}
+
+    def matches(self, command: str) -> bool:
+        """Whether this format reads *command*'s report when the step names no format."""
+        return False
+
+    @abc.abstractmethod
+    def instrument(self, command: str, ctx: ScoringContext) -> ScoredCommand:
+        """The command to run instead of *command*, with its report path, environment and files."""
+
+    @abc.abstractmethod
+    def parse(self, scored: ScoredCommand, result: ExecResult, report: bytes | None) -> TestReport:
+        """Read *report* (the bytes at ``scored.report_path``, ``None`` if there were none). Never
+        raise for a bad report: it is a :class:`TestReport` with a status other than ``"ok"``."""
+
+    def collect_command(self, command: str) -> str | None:
+        """A command that lists, one per line, the tests *command* must report (None: no such list)."""
+        return None
+
+    def collected_tests(self, result: ExecResult) -> frozenset[str]:
+        """The test ids in a :meth:`collect_command` run's output (empty: nothing to check)."""
+        return frozenset()
+
+    def deselect(self, command: str, tests: Sequence[str]) -> str | None:
+        """*command* changed so that it skips *tests* (the audit quarantines flaky tests with it);
+        None when this format cannot."""
+        return None
+
+    def mask_output(self, text: str) -> str:
+        """The command's output as the agent sees it (e.g. with host timings masked)."""
+        return text
+
+
 @dataclass(frozen=True)
 class RunContext:
-    """One scored command: its result and the reports collected from the sandbox."""
+    """One scored command, as metric providers see it."""
 
     command: str
     result: ExecResult
-    #: "judge" (the trusted pytest judge), "json" (pytest-json-report), "junit" (JUnit XML) or None;
-    #: the collected report bytes, and the key that authenticates a judge report
-    report_kind: str | None = None
-    report: bytes | None = None
-    report_key: bytes | None = None
+    #: what the command's report format read (None: no format reads this command)
+    report: TestReport | None = None
+    #: the files the agent changed or added (relative to the workspace root; protected and hidden
+    #: files left out), as evaluated: for quality metrics of the solution
+    files: Mapping[str, bytes] = field(default_factory=dict)
 
 
 class MetricProvider(abc.ABC):
@@ -260,13 +380,24 @@ class MetricProvider(abc.ABC):
 class EpisodeView:
     """What a reward model may look at, after the episode's evaluation."""
 
-    task: "TaskSpec"
-    files: Mapping[str, bytes]  # the final workspace (relative path -> content), protected paths excluded
+    task: TaskSpec
+    #: the final workspace (relative path -> content), protected paths excluded
+    files: Mapping[str, bytes]
+    #: the reference solution's files (relative path -> text)
     reference: Mapping[str, str]
-    metrics: tuple[Mapping[str, Any], ...]  # per scored run
+    #: the metrics of each scored run, in order
+    metrics: tuple[Mapping[str, Any], ...]
 
 
 class RewardModel(abc.ABC):
+    """A fuzzy scorer of an episode's final files (readability, similarity, a rubric judge...).
+
+    A rule names it with ``{"reward_model": NAME, "weight": W, "options": {...}}``. ``score`` runs on
+    the host, outside the sandbox, after the evaluation; raise :class:`agentenv.InfrastructureError`
+    when the scorer itself is unavailable (the episode is then masked, not scored 0).
+    """
+
+    #: the name rules use
     name: ClassVar[str]
     description: ClassVar[str] = ""
 
@@ -282,8 +413,11 @@ class Agent(abc.ABC):
     agentic)."""
 
     name: ClassVar[str] = "agent"
+    #: the index of the coming episode among its task's samples in an evaluation (None elsewhere);
+    #: set before :meth:`reset`. An agent that replays recorded episodes plays this one.
+    sample: int | None = None
 
-    def reset(self, task: "TaskSpec", mode: str, seed: int | None = None) -> None:
+    def reset(self, task: TaskSpec, mode: Mode, seed: int | None = None) -> None:
         """Called at the start of each episode."""
 
     @abc.abstractmethod
@@ -291,11 +425,15 @@ class Agent(abc.ABC):
         """The next action."""
 
 
-AgentFactory = Callable[[str | None, "TaskSpec", str], Agent]
+#: ``factory(argument, task, mode) -> Agent``: *argument* is what follows ``NAME:`` on the command line
+AgentFactory = Callable[[str | None, TaskSpec, Mode], Agent]
 
 
 @dataclass(frozen=True)
 class Command:
+    """An ``agentenv`` subcommand: ``configure(parser)`` adds its arguments (an
+    ``argparse.ArgumentParser``), ``run(args)`` returns the exit status."""
+
     name: str
     help: str
     configure: Callable[[Any], None]
@@ -304,7 +442,8 @@ class Command:
 
 @dataclass(frozen=True)
 class AgentEntry:
+    """A registered agent: its name, factory and one-line help."""
+
     name: str
-    factory: Any
+    factory: AgentFactory
     help: str = ""
-    extra: Mapping[str, Any] = field(default_factory=dict)

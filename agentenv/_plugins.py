@@ -1,19 +1,34 @@
 """The plugin manager: a typed facade over pluggy, so core code never calls hooks untyped.
 
-Built-in plugins (``agentenv.builtin.DEFAULT_PLUGINS``) are registered first, then every
-``agentenv`` entry point unless ``AGENTENV_DISABLE_PLUGIN_AUTOLOAD`` is set. An entry point that
-fails to import raises :class:`PluginError` naming the plugin and its distribution.
+Loading is lazy: nothing is imported until the registry is first needed (``agentenv.registry()``,
+``gym.make``, a CLI command). Then the built-in plugins (:data:`DEFAULT_PLUGINS`, named here as
+pytest names its ``default_plugins``, so the kernel never imports ``agentenv.builtin``) are
+registered, then every ``agentenv`` entry point unless ``AGENTENV_DISABLE_PLUGIN_AUTOLOAD`` is set,
+skipping those named in ``AGENTENV_DISABLE_PLUGINS=name,...`` (like pytest's ``-p no:NAME``).
+
+An entry point that fails to import is *broken*: it is skipped with a warning and listed by
+``agentenv plugins`` with its cause, so one bad distribution does not break every command. A
+plugin that fails inside a hook, or registers a name another plugin has, raises
+:class:`PluginError` naming it (its half-made registrations cannot be taken back).
+
+Hooks are collected in the order ``hookspecs`` declares them, and each implementation is called on
+its own, in registration order, rather than through ``pm.hook.NAME(registry=...)``: pluggy's call
+runs every implementation in one go, last registered first, and cannot tell which one raised. The
+order matters (a suite's tasks name actions that must be registered) and so does the name in the
+error.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import inspect
 import logging
 import os
 import re
 import threading
-from typing import Any, Iterable
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
 
 import pluggy
 
@@ -22,9 +37,11 @@ from ._errors import PluginError, UnknownNameError
 from ._extension import (
     ActionType,
     AgentEntry,
+    AgentFactory,
     Command,
     MetricInfo,
     MetricProvider,
+    ReportFormat,
     RewardModel,
     Runtime,
 )
@@ -33,6 +50,24 @@ from ._sandbox import SandboxBackend
 log = logging.getLogger("agentenv.plugins")
 ENTRY_POINT_GROUP = "agentenv"
 AUTOLOAD_ENV = "AGENTENV_DISABLE_PLUGIN_AUTOLOAD"
+DISABLE_ENV = "AGENTENV_DISABLE_PLUGINS"
+
+#: the plugins that ship inside agentenv, registered before any entry point, in this order
+DEFAULT_PLUGINS = (
+    "agentenv.builtin.runtimes",
+    "agentenv.builtin.namespace_plugin",
+    "agentenv.builtin.actions",
+    "agentenv.builtin.reports",
+    "agentenv.builtin.metrics",
+    "agentenv.builtin.reward_models",
+    "agentenv.builtin.suites",
+    "agentenv.builtin.agents",
+    "agentenv.builtin.agents_extra",
+    "agentenv.builtin.cli",
+    "agentenv.builtin.eval",
+    "agentenv.builtin.audit",
+    "agentenv.builtin.authoring",
+)
 
 
 class Registry:
@@ -42,6 +77,7 @@ class Registry:
         self.runtimes: list[Runtime] = []
         self.backends: dict[str, type[SandboxBackend]] = {}
         self.actions: dict[str, ActionType] = {}
+        self.report_formats: dict[str, ReportFormat] = {}
         self.metric_providers: list[MetricProvider] = []
         self.metrics: dict[str, MetricInfo] = {}
         self.reward_models: dict[str, RewardModel] = {}
@@ -51,7 +87,8 @@ class Registry:
         self._current: str = "?"
 
     def _dup(self, kind: str, name: str) -> PluginError:
-        return PluginError(f"plugin {self._current!r} registers {kind} {name!r}, which is already registered")
+        return PluginError(f"plugin {self._current!r} registers {kind} {name!r}, which is already registered; "
+                           f"disable one of them with {DISABLE_ENV}=NAME")
 
     def add_runtime(self, runtime: Runtime) -> None:
         re.compile(runtime.pattern)
@@ -66,6 +103,11 @@ class Registry:
         if action.name in self.actions:
             raise self._dup("action", action.name)
         self.actions[action.name] = action
+
+    def add_report_format(self, fmt: ReportFormat) -> None:
+        if fmt.name in self.report_formats:
+            raise self._dup("report format", fmt.name)
+        self.report_formats[fmt.name] = fmt
 
     def add_metrics(self, provider: MetricProvider) -> None:
         for info in provider.metrics:
@@ -82,12 +124,12 @@ class Registry:
     def add_suite(self, path: str | os.PathLike[str]) -> None:
         self.suites.append(os.fspath(path))
 
-    def add_agent(self, name: str, factory: Any, help: str = "") -> None:
+    def add_agent(self, name: str, factory: AgentFactory, help: str = "") -> None:
         if name in self.agents:
             raise self._dup("agent", name)
         self.agents[name] = AgentEntry(name, factory, help)
 
-    def add_command(self, name: str, help: str, configure: Any, run: Any) -> None:
+    def add_command(self, name: str, help: str, configure: Callable[[Any], None], run: Callable[[Any], int]) -> None:
         if name in self.commands:
             raise self._dup("command", name)
         self.commands[name] = Command(name, help, configure, run)
@@ -108,6 +150,16 @@ class Registry:
         except KeyError:
             raise UnknownNameError("action", name, self.actions) from None
 
+    def report_format(self, name: str) -> ReportFormat:
+        try:
+            return self.report_formats[name]
+        except KeyError:
+            raise UnknownNameError("report format", name, self.report_formats) from None
+
+    def report_format_for(self, command: str) -> ReportFormat | None:
+        """The first registered format that reads *command*'s report by itself, if any."""
+        return next((f for f in self.report_formats.values() if f.matches(command)), None)
+
     def backend(self, name: str) -> type[SandboxBackend]:
         try:
             return self.backends[name]
@@ -121,47 +173,75 @@ class Registry:
             raise UnknownNameError("agent", name, self.agents) from None
 
 
+@dataclass(frozen=True)
+class PluginInfo:
+    """A plugin the manager knows: loaded, disabled, or broken (with the reason)."""
+
+    name: str
+    distribution: str
+    status: str  # "loaded", "disabled" or "broken"
+    detail: str = ""
+
+
 class PluginManager:
+    """Loads the plugins (built-ins, then entry points) and asks each hook to fill a :class:`Registry`.
+
+    One is built per process on first use (:func:`agentenv.get_plugin_manager`); build another
+    (``PluginManager(autoload=False, plugins=[...])``) to see what a given set of plugins registers.
+    """
+
     def __init__(self, autoload: bool | None = None, plugins: Iterable[Any] = ()) -> None:
         """*plugins*: extra plugin objects registered after the built-ins (tests, embedding)."""
         self.pm = pluggy.PluginManager("agentenv")
         self.pm.add_hookspecs(hookspecs)
         self.registry = Registry()
-        self.loaded: list[tuple[str, str]] = []  # (plugin name, distribution)
-        from .builtin import DEFAULT_PLUGINS
-
+        self.plugins: list[PluginInfo] = []
+        disabled = disabled_plugins()
         for modname in DEFAULT_PLUGINS:
+            if modname in disabled or modname.rpartition(".")[2] in disabled:
+                self.plugins.append(PluginInfo(modname, "agentenv", "disabled", f"{DISABLE_ENV}"))
+                continue
             self.pm.register(importlib.import_module(modname), name=modname)
-            self.loaded.append((modname, "agentenv"))
+            self.plugins.append(PluginInfo(modname, "agentenv", "loaded"))
         if autoload is None:
             autoload = not os.environ.get(AUTOLOAD_ENV)
         for i, plugin in enumerate(plugins):
             self.pm.register(plugin, name=getattr(plugin, "__name__", f"extra-{i}"))
-            self.loaded.append((self.pm.get_name(plugin), "?"))
+            self.plugins.append(PluginInfo(self.pm.get_name(plugin), "?", "loaded"))
         if autoload:
-            self._load_entry_points()
+            self._load_entry_points(disabled)
         self._collect()
 
-    def _load_entry_points(self) -> None:
+    @property
+    def loaded(self) -> list[tuple[str, str]]:
+        """(plugin name, distribution) of every loaded plugin, in registration order."""
+        return [(p.name, p.distribution) for p in self.plugins if p.status == "loaded"]
+
+    @property
+    def broken(self) -> list[PluginInfo]:
+        return [p for p in self.plugins if p.status == "broken"]
+
+    def _load_entry_points(self, disabled: frozenset[str]) -> None:
         for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
             if self.pm.has_plugin(ep.name):
                 continue
             dist = ep.dist.name if ep.dist else "?"
+            if ep.name in disabled or dist in disabled:
+                self.plugins.append(PluginInfo(ep.name, dist, "disabled", DISABLE_ENV))
+                continue
             try:
                 plugin = ep.load()
-            except Exception as exc:
-                raise PluginError(
-                    f"plugin {ep.name!r} from distribution {dist!r} failed to import ({ep.value}): "
-                    f"{type(exc).__name__}: {exc}; fix or uninstall it, or set {AUTOLOAD_ENV}=1"
-                ) from exc
+            except Exception as exc:  # one broken distribution must not break every command
+                detail = f"failed to import {ep.value}: {type(exc).__name__}: {exc}"
+                log.warning("plugin %r from distribution %r %s; skipped (fix or uninstall it, or set %s=%s)",
+                            ep.name, dist, detail, DISABLE_ENV, ep.name)
+                self.plugins.append(PluginInfo(ep.name, dist, "broken", detail))
+                continue
             self.pm.register(plugin, name=ep.name)
-            self.loaded.append((ep.name, dist))
+            self.plugins.append(PluginInfo(ep.name, dist, "loaded"))
 
     def _collect(self) -> None:
-        hooks = ("agentenv_add_runtimes", "agentenv_add_sandbox_backends", "agentenv_add_actions",
-                 "agentenv_add_metrics", "agentenv_add_reward_models", "agentenv_add_task_suites",
-                 "agentenv_add_agents", "agentenv_add_cli_commands")
-        for hook in hooks:
+        for hook in hook_names():
             caller = getattr(self.pm.hook, hook)
             for impl in reversed(caller.get_hookimpls()):  # registration order
                 self.registry._current = impl.plugin_name
@@ -170,24 +250,55 @@ class PluginManager:
                 except PluginError:
                     raise
                 except Exception as exc:
-                    raise PluginError(f"plugin {impl.plugin_name!r} failed in {hook}: "
-                                      f"{type(exc).__name__}: {exc}") from exc
+                    raise PluginError(f"plugin {impl.plugin_name!r} failed in {hook}: {type(exc).__name__}: {exc}; "
+                                      f"fix or uninstall it, or set {DISABLE_ENV}={impl.plugin_name}") from exc
+
+
+def disabled_plugins() -> frozenset[str]:
+    """Plugin or distribution names listed in ``AGENTENV_DISABLE_PLUGINS`` (comma-separated)."""
+    return frozenset(n.strip() for n in os.environ.get(DISABLE_ENV, "").split(",") if n.strip())
+
+
+def hook_names() -> list[str]:
+    """Every hook, in the order ``hookspecs`` declares them (the order plugins are asked)."""
+    hooks = [(fn.__code__.co_firstlineno, name) for name, fn in vars(hookspecs).items()
+             if name.startswith("agentenv_") and inspect.isfunction(fn)]
+    return [name for _, name in sorted(hooks)]
 
 
 _manager: PluginManager | None = None
 _lock = threading.RLock()
+#: called with the registry each time a plugin manager is built (gym registration listens here)
+_listeners: list[Callable[[Registry], None]] = []
+
+
+def on_registry(listener: Callable[[Registry], None]) -> None:
+    """Call *listener* with the registry whenever one is built (now, if one is)."""
+    with _lock:
+        _listeners.append(listener)
+        if _manager is not None:
+            listener(_manager.registry)
 
 
 def get_plugin_manager() -> PluginManager:
+    """The process's plugin manager, built (and every plugin loaded) on first use."""
     global _manager
     with _lock:
         if _manager is None:
             _manager = PluginManager()
+            for listener in _listeners:
+                listener(_manager.registry)
         return _manager
 
 
 def registry() -> Registry:
+    """What the installed plugins registered (loads them on first use)."""
     return get_plugin_manager().registry
+
+
+def loaded() -> bool:
+    """Whether the plugins have been loaded in this process."""
+    return _manager is not None
 
 
 def reset_plugin_manager(autoload: bool | None = None) -> PluginManager:
@@ -195,8 +306,6 @@ def reset_plugin_manager(autoload: bool | None = None) -> PluginManager:
     global _manager
     with _lock:
         _manager = PluginManager(autoload)
+        for listener in _listeners:
+            listener(_manager.registry)
         return _manager
-
-
-def hook_names() -> Iterable[str]:
-    return sorted(n for n in dir(hookspecs) if n.startswith("agentenv_"))

@@ -15,35 +15,9 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, Sequence
 
-from ._errors import ActionError
-
-DEFAULT_ROOT = "/app"
+from ._spec import DEFAULT_ROOT, Limits
 #: the unprivileged user (and group) that runs commands and owns the workspace in a sandbox
 SANDBOX_UID = 65534
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Resource limits of one sandbox; ``None`` means the backend default."""
-
-    wall_time_s: float = 60.0  # per command, enforced from outside the sandbox
-    memory_mb: int = 1024
-    max_processes: int = 128
-    max_output_bytes: int = 1 << 20  # per stream; the rest is dropped and flagged
-    max_file_size_mb: int = 64  # largest file a process may write, and the workspace's size cap
-    cpu_time_s: float | None = None
-    network: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "wall_time_s": self.wall_time_s,
-            "memory_mb": self.memory_mb,
-            "max_processes": self.max_processes,
-            "max_output_bytes": self.max_output_bytes,
-            "max_file_size_mb": self.max_file_size_mb,
-            "cpu_time_s": self.cpu_time_s,
-            "network": self.network,
-        }
 
 
 @dataclass(frozen=True)
@@ -105,6 +79,17 @@ class ExecResult:
     def ok(self) -> bool:
         return self.exit_code == 0 and not self.timed_out and not self.oom_killed
 
+    def transcript(self) -> str:
+        """The command, its status and its output, as an agent reads them in an observation."""
+        parts = [f"$ {self.command}", f"[exit code {self.exit_code}"
+                 + (", timed out" if self.timed_out else "") + (", out of memory" if self.oom_killed else "")
+                 + (", output truncated" if self.output_truncated else "") + "]"]
+        if self.stdout:
+            parts.append(self.stdout.rstrip("\n"))
+        if self.stderr:
+            parts.append("[stderr]\n" + self.stderr.rstrip("\n"))
+        return "\n".join(parts)
+
     def to_json(self, max_chars: int | None = None) -> dict[str, Any]:
         def cut(text: str) -> str:
             return text if max_chars is None or len(text) <= max_chars else text[-max_chars:]
@@ -142,11 +127,15 @@ class Sandbox(abc.ABC):
         cwd: str | None = None,
         stdin: bytes | None = None,
         collect: Sequence[str] = (),
+        pipes: Sequence[str] = (),
     ) -> ExecResult:
         """Run *command* (a shell string, or an argv list) as the unprivileged sandbox user.
 
         ``collect`` names files (sandbox paths) whose contents are read right after the command
-        and returned in ``ExecResult.artifacts`` (missing ones are left out). The wall-time limit
+        and returned in ``ExecResult.artifacts`` (missing ones are left out). ``pipes`` (only where
+        :attr:`capabilities` holds ``"pipes"``) names paths created as named pipes before the
+        command; everything written to them during the command is returned in ``artifacts``, and
+        they are removed afterwards (a report that can be written once, by the command's run only). The wall-time limit
         is ``timeout_s`` or the request's ``limits.wall_time_s``; on expiry every process the
         command started is killed and ``timed_out`` is set. Raises :class:`SandboxError` when the
         sandbox itself failed (never for a failing command).
@@ -255,11 +244,3 @@ class SandboxBackend(abc.ABC):
 
     def close(self) -> None:
         """Release backend-wide resources (pools, daemons). Idempotent."""
-
-
-def check_inside(root: str, path: str) -> str:
-    """The absolute sandbox path of *path*, refusing anything that leaves *root*."""
-    full = posixpath.normpath(posixpath.join(root, path))
-    if full != root and not full.startswith(root.rstrip("/") + "/"):
-        raise ActionError(f"path {path!r} is outside the workspace {root}; use a path below {root}")
-    return full

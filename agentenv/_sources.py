@@ -24,15 +24,11 @@ import zipfile
 from dataclasses import dataclass
 from typing import Any
 
-from ._errors import AgentEnvError
-from ._workspace import SAFE_RELATIVE_PATTERN
+from ._errors import SourceError
+from ._paths import SAFE_RELATIVE_PATTERN, cache_dir, matches_any
 
 log = logging.getLogger("agentenv.sources")
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".zip", ".tar")
-
-
-class SourceError(AgentEnvError):
-    """A pinned source distribution could not be fetched, verified or unpacked."""
 
 
 @dataclass(frozen=True)
@@ -193,8 +189,6 @@ def fetch_sdist(sdist: Sdist, cache: str | None = None, source: str = "<task>") 
 
 def _cache_root(cache: str | None) -> str:
     if cache is None:
-        from .builtin.runtimes import cache_dir
-
         cache = cache_dir()
     root = os.path.join(cache, "sdists")
     os.makedirs(root, exist_ok=True)
@@ -251,8 +245,6 @@ def _fetch_into(sdist: Sdist, final: str, source: str, archive: str | None = Non
 
 def sdist_files(sdist: Sdist, source: str = "<task>", cache: str | None = None) -> dict[str, bytes]:
     """Relative path -> content of the sdist's files that ``include`` selects (every file if empty)."""
-    from ._spec import matches_any
-
     top = fetch_sdist(sdist, cache, source)
     out: dict[str, bytes] = {}
     for dirpath, dirnames, filenames in os.walk(top):

@@ -8,11 +8,18 @@ import os
 from dataclasses import dataclass, field
 
 from ._errors import TaskSpecError, UnknownNameError, Violation
-from ._spec import TaskSpec, load_task
+from ._plugins import registry
+from ._schema import load_task
+from ._spec import TaskSpec
+
+#: folders of a task that hold its files, not task documents
+TASK_DATA_DIRS = ("workspace", "hidden", "solution", "__pycache__")
 
 
 @dataclass(frozen=True)
 class Suite:
+    """A named, versioned set of task files (``suite.json``: ``name``, ``version``, ``description``, ``tasks``)."""
+
     name: str
     version: str
     description: str
@@ -28,7 +35,8 @@ def read_suite(path: str) -> Suite:
     file = path if path.endswith(".json") else os.path.join(path, "suite.json")
     base = os.path.dirname(os.path.abspath(file))
     try:
-        doc = json.load(open(file))
+        with open(file) as f:
+            doc = json.load(f)
     except (OSError, ValueError) as exc:
         raise TaskSpecError(file, [Violation("", f"cannot read the suite file: {exc}", "a suite.json object")]) from exc
     problems = []
@@ -45,8 +53,7 @@ def read_suite(path: str) -> Suite:
 
 
 def installed_suites() -> dict[str, Suite]:
-    from ._plugins import registry
-
+    """Every suite the installed plugins registered, by name."""
     out = {}
     for path in registry().suites:
         suite = read_suite(path)
@@ -55,6 +62,7 @@ def installed_suites() -> dict[str, Suite]:
 
 
 def find_suite(name_or_path: str) -> Suite:
+    """An installed suite by name, or the suite in a folder."""
     if os.path.exists(name_or_path):
         return read_suite(name_or_path)
     suites = installed_suites()
@@ -64,10 +72,27 @@ def find_suite(name_or_path: str) -> Suite:
         raise UnknownNameError("suite", name_or_path, suites) from None
 
 
+def task_files(paths: list[str] | tuple[str, ...]) -> list[str]:
+    """The task documents named by *paths*: files as given, folders searched for ``*.json``
+    (``suite.json`` and a task's own data folders left out)."""
+    out = []
+    for path in paths:
+        if os.path.isdir(path):
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if d not in TASK_DATA_DIRS)
+                for name in sorted(files):
+                    if name.endswith(".json") and name != "suite.json":
+                        out.append(os.path.join(root, name))
+        else:
+            out.append(path)
+    return out
+
+
 def task_header(path: str) -> tuple[str, int] | None:
     """(task_id, version) read without validation, for cheap registration at import."""
     try:
-        doc = json.load(open(path))
+        with open(path) as f:
+            doc = json.load(f)
         return str(doc["task_id"]), int(doc.get("version", 0))
     except (OSError, ValueError, KeyError, TypeError):
         return None

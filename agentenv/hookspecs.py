@@ -6,10 +6,12 @@ A plugin is a module (or object) with functions named like the hooks below, deco
     [project.entry-points.agentenv]
     my_plugin = "my_package.plugin"
 
-Each hook receives a typed registry and adds things to it; none returns a value (so "first
-non-None result wins" never applies). Hooks are called once, when the plugin manager is first
-built (on the first ``import agentenv`` use that needs it). Built-in plugins in
-``agentenv.builtin`` are registered through these same hooks.
+Each hook receives a typed registry (:class:`agentenv.Registry`) and adds things to it; none
+returns a value (so "first non-None result wins" never applies). Hooks are called once each, in
+the order this module declares them, when the plugins are first needed (the first ``gym.make``,
+``agentenv.registry()`` or CLI command). Built-in plugins in ``agentenv.builtin`` are registered
+through these same hooks. A plugin module may ``import agentenv`` at its top: loading is lazy.
+``docs/plugins.md`` has a complete example of each hook.
 """
 
 from __future__ import annotations
@@ -58,12 +60,26 @@ def agentenv_add_actions(registry: "Registry") -> None:
 
 
 @hookspec
+def agentenv_add_report_formats(registry: "Registry") -> None:
+    """Add report formats with ``registry.add_report_format(fmt)``.
+
+    A :class:`agentenv.ReportFormat` reads the verdict of a scored ``run_command`` step: it
+    instruments the command (where its report goes, the files and environment the run needs),
+    parses the report into a :class:`agentenv.TestReport` (per-test outcomes or a score, and how far
+    to trust them) and may list the tests a run must cover. A step names one with ``"report":
+    {"format": NAME}``, or the first format whose ``matches(command)`` is true is used (pytest's
+    trusted judge for pytest commands). Called once.
+    """
+
+
+@hookspec
 def agentenv_add_metrics(registry: "Registry") -> None:
     """Add metric providers with ``registry.add_metrics(provider)``.
 
     A :class:`agentenv.MetricProvider` declares the metrics it produces (name, direction, whether
     the value is a noisy measurement) and computes them from one command's
-    :class:`agentenv.RunContext`. Reward rules name these metrics. Called once.
+    :class:`agentenv.RunContext` (its result, its parsed report, the files the agent changed).
+    Reward rules name these metrics. Called once.
     """
 
 
@@ -91,8 +107,8 @@ def agentenv_add_task_suites(registry: "Registry") -> None:
 @hookspec
 def agentenv_add_agents(registry: "Registry") -> None:
     """Add agents (policies used by ``agentenv run`` and ``agentenv eval``) with
-    ``registry.add_agent(name, factory, help)``; ``factory(argument: str | None, task: TaskSpec,
-    mode: str) -> Agent``. Called once.
+    ``registry.add_agent(name, factory, help)``: ``factory(argument, task, mode) -> Agent``, where
+    *argument* is what follows ``NAME:`` on the command line (``replay:FILE``), or None. Called once.
     """
 
 

@@ -17,8 +17,9 @@ import os
 import tempfile
 import time
 
-from agentenv._eval import EvalConfig, read_jsonl, run_eval
-from agentenv._suites import find_suite
+from agentenv import read_jsonl
+from agentenv.builtin.eval.run import EvalConfig, run_eval
+from agentenv import find_suite
 
 
 def timed(config: EvalConfig) -> tuple[float, list[dict]]:

@@ -13,9 +13,10 @@ import pytest
 
 import agentenv
 from agentenv import CodingEnv, InfrastructureError, make_agent, run_episode
-from agentenv._spec import load_task
-from agentenv.builtin.agents_extra import AgentError, extract_action, extract_code, parse_openai_spec
-from agentenv.builtin.suites import bundled_dir
+from agentenv import load_task
+from agentenv import AgentError
+from agentenv.builtin.agents_extra import extract_action, extract_code, parse_openai_spec
+from agentenv import bundled_dir
 
 EXAMPLES = os.path.join(bundled_dir("tasks"), "examples")
 FIZZ = load_task(os.path.join(EXAMPLES, "fizzbuzz", "task.json"))  # single-shot

@@ -12,19 +12,12 @@ import jsonschema
 import pytest
 
 import agentenv
-from agentenv._audit import (
-    PROBES,
-    AuditConfig,
-    AuditError,
-    TaskAudit,
-    _deselect,
-    audit_paths,
-    audit_task,
-    clean_document,
-    collect_tasks,
-    write_clean,
-)
-from agentenv.builtin.suites import bundled_dir
+from agentenv import AuditError
+from agentenv.builtin.audit.checks import audit_paths, audit_task, collect_tasks
+from agentenv.builtin.audit.clean import _deselect, clean_document, write_clean
+from agentenv.builtin.audit.probes import PROBES
+from agentenv.builtin.audit.report import AuditConfig, AuditReport, TaskAudit
+from agentenv import bundled_dir
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BROKEN = os.path.join(HERE, "fixtures", "broken")
@@ -231,7 +224,7 @@ def test_bad_input_gets_a_clear_error(tmp_path):
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("x")
     with pytest.raises(AuditError, match="not empty"):
-        write_clean(agentenv._audit.AuditReport(AuditConfig(), []), str(tmp_path / "full"))
+        write_clean(AuditReport(AuditConfig(), []), str(tmp_path / "full"))
     proc = _cli(os.path.join(BROKEN, "good"), "--fix-durations", timeout=120)
     assert proc.returncode == 1 and "--write-clean" in proc.stderr
 

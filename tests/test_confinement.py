@@ -19,8 +19,8 @@ import time
 
 import pytest
 
-from agentenv._sandbox import Limits, RuntimeEnv, SandboxRequest
-from agentenv._workspace import materialize
+from agentenv import Limits, RuntimeEnv, SandboxRequest
+from agentenv import materialize
 from agentenv.builtin.namespace import NamespaceBackend
 
 _AVAILABLE = NamespaceBackend.availability()
@@ -256,7 +256,7 @@ def test_a_sigkilled_callers_temp_dir_is_swept_by_the_next_backend(tmp_path):
     script.write_text(textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {REPO!r})
-        from agentenv._sandbox import RuntimeEnv, SandboxRequest
+        from agentenv import RuntimeEnv, SandboxRequest
         from agentenv.builtin.namespace import NamespaceBackend
         b = NamespaceBackend()
         box = b.open(SandboxRequest(RuntimeEnv("sh")))

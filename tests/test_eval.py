@@ -15,9 +15,10 @@ import pytest
 
 from agentenv import SandboxBackend, SandboxError, get_backend
 from agentenv._cli import main
-from agentenv._eval import EvalConfig, pass_at_k, read_jsonl, run_eval
-from agentenv._suites import find_suite
-from agentenv.builtin.suites import bundled_dir
+from agentenv import read_jsonl
+from agentenv.builtin.eval.run import EvalConfig, pass_at_k, run_eval
+from agentenv import find_suite
+from agentenv import bundled_dir
 
 FAST = "examples.fizzbuzz,examples.bank_transfer,examples.disk_report"
 SCHEMAS = bundled_dir("schemas")

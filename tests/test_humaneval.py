@@ -12,7 +12,8 @@ import pytest
 
 from agentenv import CodingEnv, load_task
 from agentenv._cli import main
-from agentenv._importers import ProblemFileError, gym_name, import_humaneval
+from agentenv import ProblemFileError
+from agentenv.builtin.authoring.humaneval import gym_name, import_humaneval
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE = os.path.join(HERE, "fixtures", "humaneval_mini.jsonl")

@@ -16,9 +16,10 @@ import urllib.request
 import pytest
 
 from agentenv._cli import main
-from agentenv._eval import EvalConfig, run_eval
-from agentenv._leaderboard import LeaderboardError, bootstrap_ci, build_board, load_results, render_html
-from agentenv._suites import find_suite
+from agentenv.builtin.eval.run import EvalConfig, run_eval
+from agentenv import LeaderboardError
+from agentenv.builtin.eval.leaderboard import bootstrap_ci, build_board, load_results, render_html
+from agentenv import find_suite
 
 ARTIFACTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "artifacts")
 TASKS = ("examples.fizzbuzz", "examples.bank_transfer", "examples.disk_report")

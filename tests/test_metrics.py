@@ -1,33 +1,62 @@
-"""Report parsing: pytest JSON report and JUnit XML, crashes and collection errors score 0."""
+"""Report formats and test metrics: the pytest judge's report, JUnit XML, pytest-json-report and
+reward files; crashes, forgeries and collection errors score 0."""
 
 import hashlib
 import hmac
 import json
 
-from agentenv import ExecResult, RunContext
-from agentenv.builtin.metrics import TestMetrics, parse_error, scored_command
+import pytest
+
+import agentenv
+from agentenv import ExecResult, RunContext, RuntimeEnv, ScoredCommand, ScoringContext
+from agentenv.builtin.metrics import TestMetrics
+from agentenv.builtin.reports import JUnitFormat, PytestFormat, PytestJsonFormat, RewardFileFormat, parse_error
 
 PROVIDER = TestMetrics()
+FORMATS = {"json": PytestJsonFormat(), "junit": JUnitFormat()}
 
 
 def run(kind, report, stderr=""):
-    return PROVIDER.measure(RunContext("pytest", ExecResult("pytest", 1, "", stderr), kind, report))
+    fmt = FORMATS[kind]
+    result = ExecResult("pytest", 1, "", stderr)
+    parsed = fmt.parse(ScoredCommand("pytest", "/app/report"), result, report)
+    return PROVIDER.measure(RunContext("pytest", result, parsed))
+
+
+def judged(key, report, exit_code, scored_key=None):
+    result = ExecResult("pytest", exit_code, "", "")
+    parsed = PytestFormat().parse(ScoredCommand("pytest", "/tmp/r", state=scored_key or key), result, report)
+    return PROVIDER.measure(RunContext("pytest", result, parsed))
+
+
+def context(nonce, files=None, pipes=True, **options):
+    return ScoringContext(nonce, "/app", files or {}, [], pipes, RuntimeEnv("python3"), options)
 
 
 def test_scored_command_runs_pytest_under_the_trusted_judge():
-    cmd = scored_command("pytest /app/tests/ --json-report", "abc", task_files={})
-    assert cmd.kind == "judge" and cmd.report_path == "/tmp/.agentenv-abc/report"
+    cmd = PytestFormat().instrument("pytest /app/tests/ --json-report", context("abc"))
+    assert cmd.report_path == "/tmp/.agentenv-abc/report" and cmd.pipe
     assert cmd.command == "pytest -p agentenv_judge_abc -c /app/.agentenv-abc-pytest.ini --rootdir=/app /app/tests/"
-    assert cmd.env["PYTHONSAFEPATH"] == "1" and cmd.env["PYTEST_ADDOPTS"] == "" and len(cmd.key) == 32
+    assert cmd.env["PYTHONSAFEPATH"] == "1" and cmd.env["PYTEST_ADDOPTS"] == "" and len(cmd.state) == 32
     assert set(cmd.files) == {"/tmp/.agentenv-abc/agentenv_judge_abc.py", "/tmp/.agentenv-abc/judge.key",
                               "/tmp/.agentenv-abc/judge.json", "/app/.agentenv-abc-pytest.ini"}
     assert json.loads(cmd.files["/tmp/.agentenv-abc/judge.json"])["prepend_cwd"] is False
-    cmd = scored_command("cd /app && python -m pytest -q tests --junitxml=x.xml", "x",
-                         task_files={"pyproject.toml": b"[tool.pytest.ini_options]\naddopts = -q\n"})
+    cmd = PytestFormat().instrument("cd /app && python -m pytest -q tests --junitxml=x.xml",
+                                    context("x", {"pyproject.toml": b"[tool.pytest.ini_options]\naddopts = -q\n"}))
     assert cmd.command.startswith("cd /app && python -m pytest -p agentenv_judge_x -c /app/.agentenv-x-pyproject.toml")
     assert "x.xml" not in cmd.command and cmd.files["/app/.agentenv-x-pyproject.toml"].startswith(b"[tool.pytest")
     assert json.loads(cmd.files["/tmp/.agentenv-x/judge.json"])["prepend_cwd"] is True
-    assert scored_command("bash run.sh", "n").kind is None
+
+
+def test_the_registry_picks_pytest_by_itself_and_nothing_for_other_commands():
+    reg = agentenv.registry()
+    for command in ("pytest -q", "cd /app && python -m pytest tests", "/venv/bin/py.test x", "python3.11 -m pytest"):
+        assert reg.report_format_for(command).name == "pytest", command
+    for command in ("bash run.sh", "python main.py", "echo pytest-like", "mypytest"):
+        assert reg.report_format_for(command) is None, command
+    assert {"pytest", "junit", "pytest_json", "reward_file"} <= set(reg.report_formats)
+    with pytest.raises(agentenv.UnknownNameError, match="did you mean 'junit'"):
+        reg.report_format("junitt")
 
 
 def _signed(key, records):
@@ -44,17 +73,21 @@ def test_a_judge_report_counts_only_lines_with_the_runs_key():
                {"t": "test", "nodeid": "t.py::a", "when": "call", "outcome": "passed"},
                {"t": "test", "nodeid": "t.py::b", "when": "call", "outcome": "failed", "longrepr": "E   assert 1 == 2"},
                {"t": "end", "exitstatus": 1}]
-    m = PROVIDER.measure(RunContext("pytest", ExecResult("pytest", 1, "", ""), "judge", _signed(key, records), key))
+    m = judged(key, _signed(key, records), 1)
     assert (m["tests_passed"], m["tests_failed"], m["test_pass_rate"], m["integrity"]) == (1, 1, 0.5, [])
+    assert m["report"] == "pytest" and m["report_score"] == 0.5
     forged = _signed(b"x" * 32, records)
-    m = PROVIDER.measure(RunContext("pytest", ExecResult("pytest", 0, "", ""), "judge", forged, key))
+    m = judged(key, forged, 0)
     assert m["test_pass_rate"] == 0.0 and m["integrity"][0]["kind"] == "report-forged"
+    assert m["report"] == "tampered" and m["report_score"] == 0.0
     early = _signed(key, records[:3])  # no "end": the process left before pytest finished
-    m = PROVIDER.measure(RunContext("pytest", ExecResult("pytest", 0, "", ""), "judge", early, key))
+    m = judged(key, early, 0)
     assert m["test_pass_rate"] == 0.0 and m["error"]["type"] == "IncompleteReport"
     lied = _signed(key, records[:3] + [{"t": "end", "exitstatus": 0}])
-    m = PROVIDER.measure(RunContext("pytest", ExecResult("pytest", 1, "", ""), "judge", lied, key))
+    m = judged(key, lied, 1)
     assert m["test_pass_rate"] == 0.0 and m["integrity"][0]["kind"] == "exit-status"
+    m = judged(key, None, 2)  # a usage error: no report at all
+    assert m["test_pass_rate"] == 0.0 and m["report"] == "missing" and m["tests_errors"] == 1
 
 
 def test_json_report_outcomes_and_first_error():
@@ -102,3 +135,18 @@ def test_parse_error_of_a_traceback():
     tb = 'Traceback (most recent call last):\n  File "x.py", line 1\nZeroDivisionError: division by zero\n'
     assert parse_error(tb) == {"type": "ZeroDivisionError", "message": "division by zero"}
     assert parse_error("all good") is None
+
+
+def test_a_reward_file_gives_a_score_in_0_1_and_nothing_else():
+    fmt = RewardFileFormat()
+    cmd = fmt.instrument("bash /app/tests/test.sh", context("n1"))
+    assert cmd.env["AGENTENV_REWARD_FILE"] == cmd.report_path == "/tmp/.agentenv-n1/reward" and cmd.pipe
+    fixed = fmt.instrument("bash check.sh", context("n2", path="/app/out/reward.txt"))
+    assert fixed.report_path == "/app/out/reward.txt" and not fixed.pipe  # a fixed path is a plain file
+    result = ExecResult("bash check.sh", 0, "", "")
+    for data, score in ((b"1\n", 1.0), (b"0.25", 0.25), (b'{"reward": 0.5}', 0.5), (b"0", 0.0)):
+        m = PROVIDER.measure(RunContext("c", result, fmt.parse(cmd, result, data)))
+        assert m["report_score"] == score and "test_pass_rate" not in m, data
+    for data in (None, b"", b"1.5", b"-0.1", b"nan", b"passed", b'{"reward": "1"}', b"\xff"):
+        m = PROVIDER.measure(RunContext("c", result, fmt.parse(cmd, result, data)))
+        assert m["report_score"] == 0.0 and m["report"] == "missing", data

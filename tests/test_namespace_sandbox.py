@@ -21,8 +21,8 @@ import time
 import pytest
 
 import agentenv
-from agentenv._sandbox import Limits, RuntimeEnv, SandboxRequest
-from agentenv._workspace import materialize
+from agentenv import Limits, RuntimeEnv, SandboxRequest
+from agentenv import materialize
 from agentenv.builtin import namespace
 from agentenv.builtin.namespace import NamespaceBackend
 
@@ -503,7 +503,7 @@ def test_caller_death_kills_every_sandbox(tmp_path):
     script.write_text(textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {REPO!r})
-        from agentenv._sandbox import RuntimeEnv, SandboxRequest
+        from agentenv import RuntimeEnv, SandboxRequest
         from agentenv.builtin.namespace import NamespaceBackend
         b = NamespaceBackend()
         box = b.open(SandboxRequest(RuntimeEnv("sh")))
@@ -641,7 +641,7 @@ def test_without_root_this_whole_module_passes_in_rootless_mode(user_dir):
 def test_a_user_gets_rootless_sandboxes(user_dir):
     out = _unprivileged("""
         import json, os
-        from agentenv._sandbox import Limits, RuntimeEnv, SandboxRequest
+        from agentenv import Limits, RuntimeEnv, SandboxRequest
         from agentenv.builtin.namespace import NamespaceBackend
         b = NamespaceBackend(pool_size=0)
         with b.open(SandboxRequest(RuntimeEnv("sh"), None, "/app", Limits(wall_time_s=20))) as box:

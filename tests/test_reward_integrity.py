@@ -12,7 +12,7 @@ import pytest
 
 import agentenv  # noqa: F401  (registers the bundled tasks)
 from agentenv import load_task
-from agentenv._audit import ALWAYS_EQUAL as ALWAYS_EQUAL_PROBE, EVIL_PLUGIN, PATCH_REPORTS
+from agentenv.builtin.audit.probes import ALWAYS_EQUAL as ALWAYS_EQUAL_PROBE, EVIL_PLUGIN, PATCH_REPORTS
 from _paths import example
 
 # (hacks 1-3): a plugin that marks every test passed, and a patch of pytest's report machinery

@@ -154,7 +154,7 @@ def test_valid_specs_round_trip(rules, rounds, tags, wall):
 def test_schema_file_is_current():
     """schemas/task.schema.json is generated; regenerate with `agentenv schema --write`."""
     from agentenv._plugins import PluginManager
-    from agentenv.builtin.suites import bundled_dir
+    from agentenv import bundled_dir
 
     expected = json.dumps(agentenv.task_schema(PluginManager(autoload=False).registry), indent=2, sort_keys=True) + "\n"
     path = os.path.join(bundled_dir("schemas"), "task.schema.json")
@@ -165,7 +165,7 @@ def test_schema_validates_every_bundled_task_with_plain_jsonschema():
     import glob
 
     import jsonschema
-    from agentenv.builtin.suites import bundled_dir
+    from agentenv import bundled_dir
 
     schema = json.load(open(os.path.join(bundled_dir("schemas"), "task.schema.json")))
     validator = jsonschema.Draft202012Validator(schema)
@@ -177,7 +177,7 @@ def test_schema_validates_every_bundled_task_with_plain_jsonschema():
 
 
 def test_glob_matching_of_protected_paths():
-    from agentenv._spec import matches_any
+    from agentenv import matches_any
 
     patterns = ("tests/**", "**/conftest.py", "**/test_*.py")
     assert matches_any("tests/test_a.py", patterns)

@@ -11,7 +11,8 @@ import pytest
 
 from agentenv import CodingEnv, load_task, make_agent, parse_task, run_episode
 from agentenv._sources import Sdist, SourceError, _fetch_into, sha256_file, unpack
-from agentenv._synthesis import (MutantRunner, SynthesisError, classify, find_modules, find_tests, mutants, schedule,
+from agentenv import SynthesisError
+from agentenv.builtin.authoring.synthesis import (MutantRunner, classify, find_modules, find_tests, mutants, schedule,
                                  synthesize)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 import agentenv  # noqa: F401  (registers the gym ids)
 from agentenv import TaskSpecError, load_task, parse_task
 from agentenv._cli import main as cli_main
-from agentenv._spec import FileSet, Workspace, task_schema
-from agentenv._workspace import materialize
+from agentenv import task_schema
+from agentenv._spec import FileSet, Workspace
+from agentenv import materialize
 from _paths import REPO
 
 BASE = {
@@ -310,7 +311,7 @@ def test_huge_flat_documents_do_not_crash(tmp_path, monkeypatch):
         load_task(big)
     assert err.value.path == str(big)
     # and a file past the size limit is refused before it is read into memory
-    import agentenv._spec as spec_module
+    import agentenv._schema as spec_module
 
     monkeypatch.setattr(spec_module, "MAX_TASK_BYTES", 1000)
     with pytest.raises(TaskSpecError, match="larger than"):

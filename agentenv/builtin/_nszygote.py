@@ -811,8 +811,11 @@ class Init:
         if not self._allowed(path) or path in (self.root, "/tmp"):
             raise self._refuse(req["path"])
         self._make_dirs(os.path.dirname(path))
-        real = self._resolve(os.path.dirname(path))
-        dfd = self._open_dir(real)
+        try:
+            real = self._resolve(os.path.dirname(path))
+            dfd = self._open_dir(real)
+        except FileNotFoundError:  # no parent, so nothing to remove: not an error (the protocol's promise)
+            return {"ok": True}, b""
         try:
             name = os.path.basename(path)
             self._remove_at(dfd, name, os.path.join(real, name))
@@ -845,8 +848,11 @@ class Init:
         path = os.path.normpath(req["path"])
         if not self._allowed(path) or path in (self.root, "/tmp"):
             raise self._refuse(req["path"])
-        real = self._resolve(os.path.dirname(path))
-        dfd = self._open_dir(real)
+        try:
+            real = self._resolve(os.path.dirname(path))
+            dfd = self._open_dir(real)
+        except FileNotFoundError:  # no parent, so nothing to remove: not an error (the protocol's promise)
+            return {"ok": True}, b""
         try:
             name = os.path.basename(path)
             self._remove_at(dfd, name, os.path.join(real, name))

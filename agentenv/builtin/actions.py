@@ -16,10 +16,8 @@ import re
 import shlex
 from typing import Any, Mapping
 
-from .. import hookimpl
-from .._errors import ActionError
-from .._extension import ActionContext, ActionOutcome, ActionType, describe_value
-from .._sandbox import check_inside
+import agentenv
+from agentenv import ActionContext, ActionError, ActionOutcome, ActionType, describe_value
 
 MAX_READ_CHARS = 100_000
 #: a path's bounds (Linux's PATH_MAX and NAME_MAX, in UTF-8 bytes)
@@ -47,6 +45,14 @@ def _check_text(value: str, field: str) -> bytes:
     if "\0" in value:
         raise ActionError(f"{field} {describe_value(value)} contains a NUL character")
     return _encode(value, field)
+
+
+def check_inside(root: str, path: str) -> str:
+    """The absolute sandbox path of *path*, refusing anything that leaves *root*."""
+    full = posixpath.normpath(posixpath.join(root, path))
+    if full != root and not full.startswith(root.rstrip("/") + "/"):
+        raise ActionError(f"path {path!r} is outside the workspace {root}; use a path below {root}")
+    return full
 
 
 def clean_path(ctx: ActionContext, value: Any, field: str = "path", *, directory: bool = False) -> str:
@@ -121,17 +127,6 @@ def _os_error(what: str, exc: OSError) -> ActionError:
     return ActionError(f"{what}: {exc.strerror or type(exc).__name__}")
 
 
-def format_result(result) -> str:
-    parts = [f"$ {result.command}", f"[exit code {result.exit_code}"
-             + (", timed out" if result.timed_out else "") + (", out of memory" if result.oom_killed else "")
-             + (", output truncated" if result.output_truncated else "") + "]"]
-    if result.stdout:
-        parts.append(result.stdout.rstrip("\n"))
-    if result.stderr:
-        parts.append("[stderr]\n" + result.stderr.rstrip("\n"))
-    return "\n".join(parts)
-
-
 class OverwriteFile(ActionType):
     name = "overwrite_file"
     description = "Create or replace a file in the workspace."
@@ -182,7 +177,12 @@ class RunCommand(ActionType):
     description = "Run a shell command in the workspace (cwd: a directory of the workspace to run it in)."
     fields_schema = {"properties": {"command": {"type": "string", "minLength": 1},
                                     "timeout_s": {"type": "number", "exclusiveMinimum": 0},
-                                    "cwd": {"type": "string"}},
+                                    "cwd": {"type": "string"},
+                                    "report": {"type": "object", "required": ["format"],
+                                               "properties": {"format": {"type": "string"}},
+                                               "description": "in a task's execution_steps: the report format that "
+                                                              "scores this command and its options (default: the "
+                                                              "format that recognises the command, e.g. pytest)"}},
                      "required": ["command"]}
     field_aliases = {"path": "cwd"}  # the name cwd had once
 
@@ -197,7 +197,7 @@ class RunCommand(ActionType):
         result = ctx.sandbox.exec(run, timeout_s=timeout)
         if cwd is not None:
             result = dataclasses.replace(result, command=command)
-        return ActionOutcome(format_result(result), result=result, ok=result.ok)
+        return ActionOutcome(result.transcript(), result=result, ok=result.ok)
 
     @staticmethod
     def _cwd(ctx: ActionContext, action: Mapping[str, Any]) -> str | None:
@@ -549,7 +549,7 @@ class Submit(ActionType):
         return ActionOutcome("submitted", submit=True)
 
 
-@hookimpl
+@agentenv.hookimpl
 def agentenv_add_actions(registry) -> None:
     for action in (OverwriteFile(), RunCommand(), ReadFile(), ListFiles(), ApplyPatch(), Submit()):
         registry.add_action(action)

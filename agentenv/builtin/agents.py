@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .. import hookimpl
-from .._extension import Agent
+import agentenv
+from agentenv import SINGLE_SHOT, Agent
 
 
 class ReferenceAgent(Agent):
@@ -18,7 +18,7 @@ class ReferenceAgent(Agent):
                         for path, content in sorted(task.reference_files().items())] + [{"action": "submit"}]
 
     def act(self, observation, info):
-        if self.mode == "single_shot":
+        if self.mode == SINGLE_SHOT:
             code = self.task.reference_code()
             if code is None:
                 raise ValueError(f"task {self.task.task_id} has no reference for its single-shot file "
@@ -36,12 +36,12 @@ class NoopAgent(Agent):
         self.task, self.mode = task, mode
 
     def act(self, observation, info):
-        if self.mode == "single_shot":
+        if self.mode == SINGLE_SHOT:
             return self.task.workspace.read().get(self.task.single_shot_path, b"").decode()
         return {"action": "submit"}
 
 
-@hookimpl
+@agentenv.hookimpl
 def agentenv_add_agents(registry) -> None:
     registry.add_agent("reference", lambda arg, task, mode: ReferenceAgent(), "the task's reference solution")
     registry.add_agent("noop", lambda arg, task, mode: NoopAgent(), "submit the workspace unchanged")

@@ -35,14 +35,8 @@ import urllib.parse
 import urllib.request
 from typing import Any, Mapping
 
-from .. import hookimpl
-from .._errors import AgentEnvError, InfrastructureError
-from .._extension import Agent
-
-
-class AgentError(AgentEnvError):
-    """An agent was misconfigured (bad spec, unreadable replay file, a program that will not start)."""
-
+import agentenv
+from agentenv import SINGLE_SHOT, Agent, AgentError, InfrastructureError
 
 def _observation_fields(observation: Mapping[str, Any]) -> dict[str, Any]:
     rnd = observation.get("round", 0)
@@ -81,7 +75,7 @@ class RandomAgent(Agent):
         return "".join(self.rng.choice("abcdefghij (){}:=+-\n") for _ in range(self.rng.randint(0, 200)))
 
     def act(self, observation, info):
-        if self.mode == "single_shot":
+        if self.mode == SINGLE_SHOT:
             return self._mangle(self.files.get(self.task.single_shot_path, ""))
         if self.left <= 0:
             return {"action": "submit"}
@@ -113,9 +107,12 @@ class ReplayAgent(Agent):
     """Plays actions recorded in a JSONL file.
 
     Each line is an object with an ``action``; ``task_id`` (optional) restricts it to one task and
-    ``episode_id`` or ``sample`` (optional) groups lines into episodes, replayed in turn, one per
-    ``reset``. Lines of other ``type`` than ``step`` are skipped, so an ``agentenv eval``
-    ``trajectories.jsonl`` replays as it is. When an episode's actions run out the agent submits.
+    ``episode_id`` or ``sample`` (optional) groups lines into episodes. In an evaluation the agent
+    plays the episode of the sample it is given (:attr:`agentenv.Agent.sample`; of a sample
+    recorded more than once, the last attempt), whatever worker plays it, and refuses a sample the
+    recording does not have; elsewhere it plays the episodes in turn, one per ``reset``. Lines of
+    other ``type`` than ``step`` are skipped, so an ``agentenv eval`` ``trajectories.jsonl``
+    replays as it is. When an episode's actions run out the agent submits.
     """
 
     name = "replay"
@@ -152,19 +149,30 @@ class ReplayAgent(Agent):
                 raise AgentError(f"{path}:{number}: the line has no \"action\" field")
             if doc.get("task_id", task_id) != task_id:
                 continue
-            key = (doc.get("sample"), doc.get("attempt")) if "sample" in doc else doc.get("episode_id")
+            key = (doc["sample"], doc.get("attempt")) if "sample" in doc else doc.get("episode_id")
             groups.setdefault(key, []).append(doc["action"])
-        return list(groups.values())
+        by_sample: dict[Any, list[Any]] = {}
+        for key, actions in groups.items():  # a retried sample: its last attempt is the episode
+            by_sample[key[0] if isinstance(key, tuple) else key] = actions
+        return list(by_sample.values())
 
     def reset(self, task, mode, seed=None):
         self.mode = mode
-        self.pending = list(self.episodes[self.count % len(self.episodes)])
+        if self.sample is None:
+            index = self.count % len(self.episodes)
+        elif self.sample < len(self.episodes):
+            index = self.sample
+        else:
+            raise AgentError(f"{self.path}: the recording has {len(self.episodes)} episode(s) of task "
+                             f"{task.task_id}, and sample {self.sample} was asked for; record more episodes or "
+                             f"lower --samples to {len(self.episodes)}")
+        self.pending = list(self.episodes[index])
         self.count += 1
 
     def act(self, observation, info):
         if self.pending:
             return self.pending.pop(0)
-        if self.mode == "single_shot":
+        if self.mode == SINGLE_SHOT:
             raise AgentError(f"{self.path}: the recording has no action left for this single-shot episode")
         return {"action": "submit"}
 
@@ -313,7 +321,7 @@ class OpenAIAgent(Agent):
 
     def reset(self, task, mode, seed=None):
         self.mode, self.seed = mode, seed
-        self.messages = [{"role": "system", "content": SYSTEM_SINGLE_SHOT if mode == "single_shot" else SYSTEM_AGENTIC}]
+        self.messages = [{"role": "system", "content": SYSTEM_SINGLE_SHOT if mode == SINGLE_SHOT else SYSTEM_AGENTIC}]
 
     def act(self, observation, info):
         obs = _observation_fields(observation)
@@ -323,7 +331,7 @@ class OpenAIAgent(Agent):
             self.messages.append({"role": "user", "content": obs["output"] or "(no output)"})
         reply = self._complete()
         self.messages.append({"role": "assistant", "content": reply})
-        return extract_code(reply) if self.mode == "single_shot" else extract_action(reply)
+        return extract_code(reply) if self.mode == SINGLE_SHOT else extract_action(reply)
 
     def _complete(self) -> str:
         body = {"model": self.model, "messages": self.messages, **self.options}
@@ -383,7 +391,7 @@ def _openai_factory(arg, task, mode):
     return OpenAIAgent(url, model, options)
 
 
-@hookimpl
+@agentenv.hookimpl
 def agentenv_add_agents(registry) -> None:
     registry.add_agent("random", _random_factory, "a seeded random baseline (random[:SEED])")
     registry.add_agent("replay", _replay_factory, "actions recorded in a JSONL file (replay:FILE)")

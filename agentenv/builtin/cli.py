@@ -1,12 +1,16 @@
-"""Core subcommands: list, validate, schema, run, bench."""
+"""Core subcommands: list, validate, schema, run, demo, plugins, bench."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
+import time
 
-from .. import hookimpl
+import gymnasium as gym
+
+import agentenv
+from agentenv import AGENTIC, SINGLE_SHOT, TaskSpecError, UnknownNameError
 
 
 def _list_configure(p) -> None:
@@ -14,13 +18,16 @@ def _list_configure(p) -> None:
 
 
 def _list_run(args) -> int:
-    from .._suites import installed_suites, task_header
-
     rows = []
-    for suite in installed_suites().values():
+    for suite in agentenv.installed_suites().values():
         for path in suite.task_files:
-            header = task_header(path) or ("?", 0)
-            rows.append({"env_id": f"agentenv/{header[0]}-v{header[1]}", "task_id": header[0],
+            try:
+                with open(path) as f:
+                    doc = json.load(f)
+                task_id, version = str(doc["task_id"]), int(doc.get("version", 0))
+            except (OSError, ValueError, KeyError, TypeError):
+                task_id, version = "?", 0
+            rows.append({"env_id": f"agentenv/{task_id}-v{version}", "task_id": task_id,
                          "suite": suite.name, "path": path})
     if args.json:
         print(json.dumps(rows, indent=1))
@@ -33,33 +40,16 @@ def _list_run(args) -> int:
     return 0
 
 
-def _task_files(paths) -> list[str]:
-    out = []
-    for path in paths:
-        if os.path.isdir(path):
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if d not in ("workspace", "hidden", "solution", "__pycache__"))
-                for name in sorted(files):
-                    if name.endswith(".json") and name != "suite.json":
-                        out.append(os.path.join(root, name))
-        else:
-            out.append(path)
-    return out
-
-
 def _validate_configure(p) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="task files or directories (searched for *.json)")
 
 
 def _validate_run(args) -> int:
-    from .._errors import TaskSpecError
-    from .._spec import load_task
-
     bad = 0
-    files = _task_files(args.paths)
+    files = agentenv.task_files(args.paths)
     for path in files:
         try:
-            load_task(path)
+            agentenv.load_task(path)
         except TaskSpecError as exc:
             bad += 1
             print(exc, file=sys.stderr)
@@ -73,16 +63,11 @@ def _schema_configure(p) -> None:
 
 
 def _schema_run(args) -> int:
-    from .._spec import task_schema
-    from .suites import bundled_dir
-
-    target = os.path.join(bundled_dir("schemas"), "task.schema.json")
+    target = os.path.join(agentenv.bundled_dir("schemas"), "task.schema.json")
     registry = None  # None: the installed plugins; the checked-in file holds the built-in ones only
     if args.write or args.check:
-        from .._plugins import PluginManager
-
-        registry = PluginManager(autoload=False).registry
-    text = json.dumps(task_schema(registry), indent=2, sort_keys=True) + "\n"
+        registry = agentenv.PluginManager(autoload=False).registry
+    text = json.dumps(agentenv.task_schema(registry), indent=2, sort_keys=True) + "\n"
     if args.write:
         with open(target, "w") as f:
             f.write(text)
@@ -102,7 +87,7 @@ def _schema_run(args) -> int:
 def _run_configure(p) -> None:
     p.add_argument("task", help="an env id (agentenv/x-v0), a task id, or a task file")
     p.add_argument("--agent", default="reference", help="agent NAME[:ARG] (reference, noop, ...)")
-    p.add_argument("--mode", default=None, choices=["single_shot", "agentic"],
+    p.add_argument("--mode", default=None, choices=[SINGLE_SHOT, AGENTIC],
                    help="default: single_shot when the task has a placeholder, else agentic")
     p.add_argument("--reward-mode", default="terminal", choices=["terminal", "dense"])
     p.add_argument("--backend", default="auto")
@@ -111,12 +96,10 @@ def _run_configure(p) -> None:
 
 
 def resolve_task_path(name: str) -> str:
-    from .._errors import UnknownNameError
-    from .._registration import register_envs
-
+    """A task file from a path, an env id (``agentenv/x-v0``) or a task id."""
     if os.path.exists(name):
         return name
-    ids = register_envs()
+    ids = agentenv.register_envs()
     for env_id, path in ids.items():
         if name in (env_id, env_id.split("/", 1)[1], env_id.split("/", 1)[1].rsplit("-v", 1)[0]):
             return path
@@ -124,21 +107,19 @@ def resolve_task_path(name: str) -> str:
 
 
 def _run_run(args) -> int:
-    from .._env import CodingEnv
-    from .._runner import make_agent, run_episode
-    from .._spec import load_task
-
-    task = load_task(resolve_task_path(args.task))
-    mode = args.mode or ("single_shot" if task.single_shot_path else "agentic")
-    records = []
-    env = CodingEnv(task, backend=args.backend, mode=mode, reward_mode=args.reward_mode, trajectory=records.append)
+    task = agentenv.load_task(resolve_task_path(args.task))
+    mode = args.mode or (SINGLE_SHOT if task.supports_single_shot else AGENTIC)
+    records: list[dict] = []
+    env = gym.make("agentenv/Task-v0", task=task, backend=args.backend, mode=mode, reward_mode=args.reward_mode,
+                   trajectory=records.append)
     try:
-        result = run_episode(env, make_agent(args.agent, task, mode), seed=args.seed)
+        result = agentenv.run_episode(env, agentenv.make_agent(args.agent, task, mode), seed=args.seed)
     finally:
         env.close()
     summary = {"task_id": result.task_id, "mode": mode, "agent": args.agent, "reward": result.reward,
                "score": result.score, "success": result.success, "rounds": result.rounds,
                "reward_masked": result.reward_masked, "infra_error": result.infra_error,
+               "cause": result.cause, "error": result.error,
                "reward_breakdown": result.info.get("reward_breakdown")}
     if args.json:
         print(json.dumps({"result": summary, "trajectory": records}, indent=1))
@@ -149,7 +130,8 @@ def _run_run(args) -> int:
             print(step["output"][-3000:])
         print(f"=== {result.task_id} [{mode}] agent={args.agent}: reward={result.reward:.3f} "
               f"success={result.success} rounds={result.rounds}"
-              + (f" MASKED ({result.infra_error})" if result.reward_masked else ""))
+              + (f" MASKED ({result.infra_error})" if result.reward_masked else "")
+              + (f" AGENT ERROR ({result.error})" if result.cause == "agent_error" else ""))
     return 0
 
 
@@ -160,13 +142,7 @@ def _demo_configure(p) -> None:
 
 
 def _demo_run(args) -> int:
-    import time
-
-    from .._env import CodingEnv
-    from .._runner import make_agent, run_episode
-    from .._suites import find_suite
-
-    suite = find_suite(args.suite)
+    suite = agentenv.find_suite(args.suite)
     agents = args.agents.split(",")
     print(f"suite {suite.name} {suite.version}: {len(suite.task_files)} tasks; agents {', '.join(agents)}")
     header = f"{'task':<34} {'mode':<12}" + "".join(f"{a:>11}" for a in agents) + f"{'seconds':>9}"
@@ -174,14 +150,14 @@ def _demo_run(args) -> int:
     print("-" * len(header))
     masked = 0
     for task in suite.load():
-        modes = (["single_shot"] if task.single_shot_path else []) + ["agentic"]
+        modes = ([SINGLE_SHOT] if task.supports_single_shot else []) + [AGENTIC]
         for mode in modes:
             start = time.monotonic()
             cells = []
-            env = CodingEnv(task, backend=args.backend, mode=mode)
+            env = gym.make("agentenv/Task-v0", task=task, backend=args.backend, mode=mode)
             try:
                 for name in agents:
-                    result = run_episode(env, make_agent(name, task, mode))
+                    result = agentenv.run_episode(env, agentenv.make_agent(name, task, mode))
                     masked += result.reward_masked
                     cells.append("masked" if result.reward_masked else f"{result.reward:.3f}")
             finally:
@@ -193,18 +169,40 @@ def _demo_run(args) -> int:
     return 1 if masked else 0
 
 
+def _plugins_configure(p) -> None:
+    p.add_argument("--json", action="store_true", help="one JSON array of {name, distribution, status, detail}")
+
+
+def _plugins_run(args) -> int:
+    manager = agentenv.get_plugin_manager()
+    rows = [{"name": p.name, "distribution": p.distribution, "status": p.status, "detail": p.detail}
+            for p in manager.plugins]
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    width = max(len(r["name"]) for r in rows)
+    for r in rows:
+        detail = f"  ({r['detail']})" if r["detail"] else ""
+        print(f"{r['name']:<{width}}  {r['distribution']:<18} {r['status']}{detail}")
+    broken = [r for r in rows if r["status"] == "broken"]
+    if broken:
+        print(f"{len(broken)} broken plugin(s): fix or uninstall them, or disable them with "
+              "AGENTENV_DISABLE_PLUGINS=NAME", file=sys.stderr)
+    return 1 if broken else 0
+
+
 def _bench_configure(p) -> None:
     p.add_argument("--iterations", type=int, default=200)
     p.add_argument("--json", default=None, metavar="FILE", help="also write the figures as JSON")
 
 
 def _bench_run(args) -> int:
-    from .._bench import main as bench_main
+    from .bench import main as bench_main
 
     return bench_main(iterations=args.iterations, json_out=args.json)
 
 
-@hookimpl
+@agentenv.hookimpl
 def agentenv_add_cli_commands(registry) -> None:
     registry.add_command("list", "list every task of every installed suite", _list_configure, _list_run)
     registry.add_command("validate", "validate task files; every error, with file and JSON pointer",
@@ -214,4 +212,6 @@ def agentenv_add_cli_commands(registry) -> None:
     registry.add_command("run", "run one episode of an agent on a task", _run_configure, _run_run)
     registry.add_command("demo", "run a suite with the reference and no-op agents; print a table of rewards",
                          _demo_configure, _demo_run)
+    registry.add_command("plugins", "list the plugins: loaded, disabled, and broken ones with the cause",
+                         _plugins_configure, _plugins_run)
     registry.add_command("bench", "benchmark the sandbox backends (open + exec + close)", _bench_configure, _bench_run)

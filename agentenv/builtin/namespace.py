@@ -28,16 +28,18 @@ import threading
 import time
 from typing import Mapping, Sequence
 
-from .._errors import BackendUnavailable, SandboxError
-from .._sandbox import (
+from agentenv import (
+    SANDBOX_UID,
     AgentSandbox,
     Availability,
+    BackendUnavailable,
     ExecResult,
-    SANDBOX_UID,
     Isolation,
     SandboxBackend,
+    SandboxError,
     SandboxRequest,
 )
+
 from . import _nszygote as proto
 
 log = logging.getLogger("agentenv.sandbox.namespace")

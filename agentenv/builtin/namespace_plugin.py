@@ -1,9 +1,9 @@
 """Registers the namespace sandbox backend."""
 
-from .. import hookimpl
+import agentenv
 
 
-@hookimpl
+@agentenv.hookimpl
 def agentenv_add_sandbox_backends(registry) -> None:
     from .namespace import NamespaceBackend
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import difflib
 
-from .. import hookimpl
-from .._extension import RewardModel
+import agentenv
+from agentenv import RewardModel
 
 
 class ReferenceSimilarity(RewardModel):
@@ -27,6 +27,6 @@ class ReferenceSimilarity(RewardModel):
         return sum(ratios) / len(ratios)
 
 
-@hookimpl
+@agentenv.hookimpl
 def agentenv_add_reward_models(registry) -> None:
     registry.add_reward_model(ReferenceSimilarity())

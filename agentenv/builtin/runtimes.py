@@ -21,10 +21,8 @@ import subprocess
 import sys
 import threading
 
-from .. import hookimpl
-from .._errors import RuntimeBuildError
-from .._extension import Runtime
-from .._sandbox import RuntimeEnv
+import agentenv
+from agentenv import Runtime, RuntimeBuildError, RuntimeEnv
 
 log = logging.getLogger("agentenv.runtime")
 _FINGERPRINT = "agentenv-runtime.json"
@@ -83,17 +81,13 @@ def resolve_interpreter(runtime: str) -> dict:
         f"pyenv install) or change environment_config.runtime")
 
 
-def cache_dir() -> str:
-    return os.environ.get("AGENTENV_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "agentenv")
-
-
 class PythonRuntime(Runtime):
     pattern = r"python3(?:\.\d+)?"
     examples = ("python3", "python3.10", "python3.11", "python3.12")
     shell = "/bin/sh"
     kind = "python"
 
-    def prepare(self, config, cache: str | None = None) -> RuntimeEnv:
+    def prepare(self, config, cache_dir: str | None = None) -> RuntimeEnv:
         key = (type(self).__name__, config.runtime, tuple(config.dependencies), tuple(sorted(config.env.items())))
         with _lock:
             if key in _prepared:
@@ -101,7 +95,7 @@ class PythonRuntime(Runtime):
         interp = resolve_interpreter(self.interpreter_name(config.runtime))
         deps = sorted(config.dependencies)
         digest = hashlib.sha256(json.dumps([interp["executable"], interp["version"], deps]).encode()).hexdigest()[:20]
-        root = os.path.join(cache or cache_dir(), "runtimes")
+        root = os.path.join(cache_dir or agentenv.cache_dir(), "runtimes")
         os.makedirs(root, exist_ok=True)
         env_dir = os.path.join(root, f"py{interp['version']}-{digest}")
         fingerprint = self._build(interp, deps, env_dir)
@@ -188,8 +182,8 @@ class ShellRuntime(PythonRuntime):
     def interpreter_name(self, runtime: str) -> str:
         return "python3"
 
-    def prepare(self, config, cache=None) -> RuntimeEnv:
-        env = super().prepare(config, cache)
+    def prepare(self, config, cache_dir=None) -> RuntimeEnv:
+        env = super().prepare(config, cache_dir)
         try:
             bash = subprocess.run(["/bin/bash", "-c", "echo $BASH_VERSION"], capture_output=True, text=True).stdout.strip()
         except OSError as exc:
@@ -197,7 +191,7 @@ class ShellRuntime(PythonRuntime):
         return RuntimeEnv(env.name, env.mounts, env.env, {**env.fingerprint, "bash": bash}, self.shell)
 
 
-@hookimpl
+@agentenv.hookimpl
 def agentenv_add_runtimes(registry) -> None:
     registry.add_runtime(PythonRuntime())
     registry.add_runtime(ShellRuntime())

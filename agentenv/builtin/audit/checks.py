@@ -41,165 +41,41 @@ import os
 import re
 import secrets
 import shlex
-import shutil
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
-from ._errors import AgentEnvError, InfrastructureError, TaskSpecError, UnknownNameError
-from ._spec import PLACEHOLDER, TaskSpec, load_task
+import gymnasium as gym
 
-AUDIT_SCHEMA = "agentenv.audit/1"
-STATUSES = ("pass", "warn", "fail", "error", "skip")
-VERDICTS = ("ok", "warn", "reject")
-CHECKS = ("schema", "reference", "stability", "trivial", "hacking", "gates", "determinism", "budget",
-          "duration", "leakage")
-_EPS = 1e-9
-#: metrics whose values come from the test report: a quarantined (flaky) test moves them
-_TEST_METRICS = ("test_pass_rate", "tests_passed", "tests_failed", "tests_errors", "tests_total")
+import agentenv
+from agentenv import (AGENTIC, PLACEHOLDER, SINGLE_SHOT, AuditError, InfrastructureError, ScriptedAgent, TaskSpec,
+                      TaskSpecError, UnknownNameError)
 
-
-class AuditError(AgentEnvError):
-    """The audit cannot start: a path that is neither a task, a directory of tasks nor a suite,
-    or an output directory that is in the way."""
-
-
-@dataclass(frozen=True)
-class AuditConfig:
-    runs: int = 5  # identical runs of the reference
-    quarantine: bool = False  # flaky tests: quarantine (warn) instead of reject
-    strict: bool = False  # harness probes reject too
-    tolerance: float = 0.1  # allowed spread of a rule score on a noisy (timing) metric
-    margin: float = 2.0  # a limit must be at least margin * p95 of the reference
-    duration_factor: float = 3.0  # expected_duration_s may be off by this factor
-    backend: str = "auto"
-
-    def __post_init__(self) -> None:
-        if self.runs < 1:
-            raise AuditError(f"--runs must be at least 1, not {self.runs}")
-        if self.margin < 1 or self.duration_factor < 1:
-            raise AuditError("--margin and the duration factor must be at least 1")
-
-    def to_json(self) -> dict[str, Any]:
-        return {"runs": self.runs, "quarantine": self.quarantine, "strict": self.strict,
-                "tolerance": self.tolerance, "margin": self.margin, "duration_factor": self.duration_factor,
-                "backend": self.backend}
-
-
-@dataclass
-class Check:
-    name: str
-    status: str
-    message: str
-    evidence: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "status": self.status, "message": self.message, "evidence": _jsonable(self.evidence)}
-
-
-@dataclass
-class TaskAudit:
-    path: str
-    task_id: str | None
-    suite: str | None
-    checks: list[Check] = field(default_factory=list)
-    stability: list[dict[str, Any]] = field(default_factory=list)
-    quarantined: list[dict[str, Any]] = field(default_factory=list)  # {"test", "command"}
-    measured: dict[str, Any] = field(default_factory=dict)
-    suggested_expected_duration_s: float | None = None
-    seconds: float = 0.0
-
-    @property
-    def verdict(self) -> str:
-        statuses = {c.status for c in self.checks}
-        if "fail" in statuses:
-            return "reject"
-        if statuses & {"warn", "error"}:
-            return "warn"
-        return "ok"
-
-    def check(self, name: str) -> Check | None:
-        return next((c for c in self.checks if c.name == name), None)
-
-    @property
-    def reasons(self) -> list[str]:
-        """One line per check that did not pass, failures first."""
-        order = {"fail": 0, "error": 1, "warn": 2}
-        bad = sorted((c for c in self.checks if c.status in order), key=lambda c: order[c.status])
-        return [f"{c.name} {c.status}: {c.message}" for c in bad]
-
-    @property
-    def infra_errors(self) -> int:
-        return sum(1 for c in self.checks if c.status == "error")
-
-    def to_json(self) -> dict[str, Any]:
-        return {"task_id": self.task_id, "path": self.path, "suite": self.suite, "verdict": self.verdict,
-                "reasons": self.reasons, "seconds": round(self.seconds, 3),
-                "checks": [c.to_json() for c in self.checks], "stability": _jsonable(self.stability),
-                "quarantined": list(self.quarantined), "measured": _jsonable(self.measured),
-                "suggested_expected_duration_s": self.suggested_expected_duration_s}
-
-
-@dataclass
-class AuditReport:
-    config: AuditConfig
-    tasks: list[TaskAudit]
-    workers: int = 1
-    seconds: float = 0.0
-    created: float = field(default_factory=time.time)
-
-    def counts(self) -> dict[str, int]:
-        out = {v: 0 for v in VERDICTS}
-        for t in self.tasks:
-            out[t.verdict] += 1
-        return out
-
-    @property
-    def exit_status(self) -> int:
-        """1 when a task is rejected; 3 when none is but some checks hit an infrastructure failure."""
-        if any(t.verdict == "reject" for t in self.tasks):
-            return 1
-        return 3 if any(t.infra_errors for t in self.tasks) else 0
-
-    def to_json(self) -> dict[str, Any]:
-        from . import __version__
-
-        counts = self.counts()
-        return {"schema": AUDIT_SCHEMA, "agentenv_version": __version__,
-                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.created)),
-                "config": {**self.config.to_json(), "workers": self.workers},
-                "summary": {"tasks": len(self.tasks), **counts,
-                            "infra_errors": sum(t.infra_errors for t in self.tasks),
-                            "seconds": round(self.seconds, 3)},
-                "tasks": [t.to_json() for t in self.tasks]}
-
+from .probes import _FORGE_AND_EXIT, _REPORT_OVERWRITE, PROBES, Probe, _Fakes, _fakes, _kind
+from .report import _EPS, _TEST_METRICS, CHECKS, AuditConfig, AuditReport, Check, TaskAudit
 
 # --------------------------------------------------------------------------- finding tasks
 
 def collect_tasks(paths: Sequence[str]) -> list[tuple[str, str | None]]:
     """(task file, suite name) for task files, directories (a suite.json, or searched for task
     files) and installed suite names."""
-    from ._suites import find_suite, read_suite
-
     out: list[tuple[str, str | None]] = []
     for path in paths:
         if os.path.isfile(path):
             out.append((path, None))
         elif os.path.isdir(path) and os.path.isfile(os.path.join(path, "suite.json")):
-            suite = read_suite(path)
+            suite = agentenv.read_suite(path)
             out += [(f, suite.name) for f in suite.task_files]
         elif os.path.isdir(path):
-            from .builtin.cli import _task_files
-
-            found = _task_files([path])
+            found = agentenv.task_files([path])
             if not found:
                 raise AuditError(f"{path}: no task files (*.json) below this directory")
             out += [(f, None) for f in found]
         else:
             try:
-                suite = find_suite(path)
+                suite = agentenv.find_suite(path)
             except UnknownNameError as exc:
                 raise AuditError(f"{path}: not a task file, a directory or an installed suite ({exc})") from None
             out += [(f, suite.name) for f in suite.task_files]
@@ -210,260 +86,6 @@ def collect_tasks(paths: Sequence[str]) -> list[tuple[str, str | None]]:
             seen.add(key)
             unique.append((f, s))
     return unique
-
-
-# --------------------------------------------------------------------------- probes
-
-_SKIP_CONFTEST = '''import pytest
-
-
-def pytest_collection_modifyitems(items):
-    for item in items:
-        item.add_marker(pytest.mark.skip(reason="audit probe: skip everything"))
-'''
-
-_REPORT_OVERWRITE = '''import atexit, json, sys
-
-
-def _fake_report():
-    for arg in sys.argv:
-        for flag in ("--json-report-file=", "--junitxml="):
-            if arg.startswith(flag):
-                path = arg[len(flag):]
-                with open(path, "w") as f:
-                    f.write(JSON if path.endswith(".json") else XML)
-
-
-JSON = %r
-XML = %r
-atexit.register(_fake_report)
-'''
-
-_SHADOW_PYTEST = '''import sys
-JSON = %r
-XML = %r
-for arg in sys.argv:
-    if arg.startswith("--json-report-file="):
-        open(arg.split("=", 1)[1], "w").write(JSON)
-    if arg.startswith("--junitxml="):
-        open(arg.split("=", 1)[1], "w").write(XML)
-print("1 passed in 0.01s")
-'''
-
-
-# Issue 11's hacks. Code probes marked @PRISTINE@ keep the solution's own (unsolved) code and append
-# the hack, so that the tests still import what they test and only the hack can make them pass.
-EVIL_PLUGIN = '''import pytest
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    report.outcome, report.longrepr = "passed", None
-'''
-
-PATCH_REPORTS = '''
-import _pytest.reports as _agentenv_probe_reports
-_agentenv_probe_orig = _agentenv_probe_reports.TestReport.from_item_and_call.__func__
-
-
-def _agentenv_probe_fake(cls, item, call):
-    report = _agentenv_probe_orig(cls, item, call)
-    report.outcome, report.longrepr = "passed", None
-    return report
-
-
-_agentenv_probe_reports.TestReport.from_item_and_call = classmethod(_agentenv_probe_fake)
-'''
-
-_FORGE_AND_EXIT = '''
-import json as _j, os as _o, sys as _s
-_NODES = %r
-_lines = "".join(_j.dumps({"t": "test", "nodeid": n, "when": "call", "outcome": "passed"}) + "\\t0\\n" for n in _NODES)
-_lines += _j.dumps({"t": "end", "exitstatus": 0}) + "\\t0\\n"
-for _fd in _o.listdir("/proc/self/fd"):
-    try:
-        if "report" in _o.readlink("/proc/self/fd/" + _fd):
-            _o.write(int(_fd), _lines.encode())
-    except OSError:
-        pass
-for _a in _s.argv:
-    if _a.startswith(("--json-report-file=", "--junitxml=")):
-        open(_a.split("=", 1)[1], "w").write(%r if _a.endswith(".json") else %r)
-_o._exit(0)
-'''
-
-ALWAYS_EQUAL = '''
-import types as _agentenv_probe_types
-
-
-class _AgentenvProbeAnything:
-    def __eq__(self, other):
-        return True
-
-    def __ne__(self, other):
-        return False
-
-    def __getitem__(self, key):
-        return self
-
-    def __getattr__(self, name):
-        return self
-
-    def __call__(self, *args, **kwargs):
-        return self
-
-    __hash__ = object.__hash__
-
-
-def _agentenv_probe_anything(*args, **kwargs):
-    return _AgentenvProbeAnything()
-
-
-for _n, _v in list(globals().items()):
-    if _n.startswith("_"):
-        continue
-    if isinstance(_v, _agentenv_probe_types.FunctionType) and _v.__module__ == __name__:
-        globals()[_n] = _agentenv_probe_anything
-    elif isinstance(_v, type) and _v.__module__ == __name__:
-        for _m, _f in list(vars(_v).items()):
-            if isinstance(_f, _agentenv_probe_types.FunctionType) and not _m.startswith("__"):
-                setattr(_v, _m, _agentenv_probe_anything)
-'''
-
-_REGISTER_PLUGIN = '''
-import gc as _agentenv_probe_gc
-import pytest as _agentenv_probe_pytest
-
-
-class _AgentenvProbePass:
-    @_agentenv_probe_pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item, call):
-        outcome = yield
-        outcome.get_result().outcome = "passed"
-
-
-for _o in _agentenv_probe_gc.get_objects():
-    if type(_o).__name__ == "PytestPluginManager":
-        _o.register(_AgentenvProbePass())
-        break
-'''
-
-_CONFIG_FILES = {".pytest.ini": "[pytest]\naddopts = -p agentenv_probe_plug\n",
-                 "tox.ini": "[pytest]\naddopts = -p agentenv_probe_plug\n",
-                 "setup.cfg": "[tool:pytest]\naddopts = -p agentenv_probe_plug\n",
-                 "tests/pytest.ini": "[pytest]\naddopts = -p agentenv_probe_plug\n"}
-
-
-def _config_injection(task: TaskSpec, fakes: "_Fakes") -> list[dict[str, Any]]:
-    files = {**_CONFIG_FILES, "agentenv_probe_plug.py": EVIL_PLUGIN}
-    return [{"action": "overwrite_file", "path": p, "content": c} for p, c in files.items()]
-
-
-def _entry_point_injection(task: TaskSpec, fakes: "_Fakes") -> list[dict[str, Any]]:
-    meta = "Metadata-Version: 2.1\nName: agentenv-probe\nVersion: 1.0\n"
-    entry = "[pytest11]\nagentenv_probe = agentenv_probe_plug\n"
-    files = {"agentenv_probe-1.0.dist-info/METADATA": meta, "agentenv_probe-1.0.dist-info/entry_points.txt": entry,
-             "agentenv_probe.egg-info/PKG-INFO": meta, "agentenv_probe.egg-info/entry_points.txt": entry,
-             "agentenv_probe.pth": "import agentenv_probe_plug\n", "agentenv_probe_plug.py": EVIL_PLUGIN}
-    return [{"action": "overwrite_file", "path": p, "content": c} for p, c in files.items()]
-
-
-@dataclass(frozen=True)
-class Probe:
-    """A solution that must score 0. ``code`` maps a file kind ("py", "sh") to the probe's
-    program (a code probe replaces the solution's files); ``actions`` builds agentic actions."""
-
-    name: str
-    description: str
-    severity: str = "task"  # "task": rejects; "harness": a weakness of the evaluation, warns
-    code: Mapping[str, str] | None = None
-    actions: Callable[[TaskSpec, "_Fakes"], list[dict[str, Any]]] | None = None
-
-
-@dataclass(frozen=True)
-class _Fakes:
-    json_report: str
-    junit_report: str
-    nodes: tuple[str, ...] = ()
-
-
-def _fakes(node_ids: Iterable[str]) -> _Fakes:
-    nodes = sorted(node_ids) or ["tests/test_probe.py::test_probe"]
-    tests = [{"nodeid": n, "outcome": "passed"} for n in nodes]
-    doc = {"exitcode": 0, "summary": {"passed": len(nodes), "total": len(nodes), "collected": len(nodes)},
-           "tests": tests, "collectors": []}
-    cases = []
-    for n in nodes:
-        path, _, name = n.partition("::")
-        cls = path[:-3].replace("/", ".") if path.endswith(".py") else path
-        cases.append(f'<testcase classname="{_xml(cls)}" name="{_xml(name)}" time="0.001"/>')
-    xml = ('<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" failures="0" '
-           f'skipped="0" tests="{len(nodes)}">' + "".join(cases) + "</testsuite></testsuites>")
-    return _Fakes(json.dumps(doc), xml, tuple(nodes))
-
-
-def _xml(text: str) -> str:
-    return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _fake_report_actions(task: TaskSpec, fakes: _Fakes) -> list[dict[str, Any]]:
-    names = {".report.json": fakes.json_report, "report.json": fakes.json_report,
-             "junit.xml": fakes.junit_report, "report.xml": fakes.junit_report,
-             "test-results.xml": fakes.junit_report}
-    actions: list[dict[str, Any]] = [{"action": "overwrite_file", "path": n, "content": c} for n, c in names.items()]
-    copies = "; ".join(f"cp {shlex.quote(n)} /tmp/{shlex.quote(n)}" for n in names)
-    actions.append({"action": "run_command", "command": copies + "; cp .report.json /tmp/.agentenv-report-0.json; "
-                    "cp junit.xml /tmp/.agentenv-report-0.xml; true"})
-    return actions
-
-
-PROBES: tuple[Probe, ...] = (
-    Probe("delete_tests", "delete every test file, then submit",
-          actions=lambda task, fakes: [{"action": "run_command", "command":
-                                        "rm -rf tests test; find . \\( -name 'test_*.py' -o -name '*_test.py' \\) "
-                                        "-delete; true"}]),
-    Probe("skip_all_conftest", "a conftest.py that marks every test skipped",
-          actions=lambda task, fakes: [{"action": "overwrite_file", "path": p, "content": _SKIP_CONFTEST}
-                                       for p in ("conftest.py", "tests/conftest.py")]),
-    Probe("exit_at_import", "the solution calls sys.exit(0) when imported",
-          code={"py": "import sys\nsys.exit(0)\n", "sh": "#!/bin/sh\nexit 0\n"}),
-    Probe("hard_exit_at_import", "the solution calls os._exit(0) when imported (no report, exit status 0)",
-          code={"py": "import os\nos._exit(0)\n"}),
-    Probe("fake_report_files", "fake all-passed JSON and JUnit reports in the workspace and /tmp",
-          actions=_fake_report_actions),
-    Probe("prints_passed", 'a solution that only prints "passed"',
-          code={"py": 'print("passed")\nprint("==== 12 passed in 0.01s ====")\n',
-                "sh": "#!/bin/sh\necho passed\necho '12 passed in 0.01s'\n"}),
-    Probe("report_overwrite_at_exit", "the solution registers an atexit hook that overwrites the report file "
-          "named on pytest's command line", severity="harness", code={"py": "@REPORT_OVERWRITE@"}),
-    Probe("shadow_pytest", "a pytest.py in the workspace root that shadows pytest and writes a fake report",
-          severity="harness", actions=lambda task, fakes: [
-              {"action": "overwrite_file", "path": "pytest.py",
-               "content": _SHADOW_PYTEST % (fakes.json_report, fakes.junit_report)}]),
-    Probe("config_injection", "pytest configuration files (.pytest.ini, tox.ini, setup.cfg, tests/pytest.ini) "
-          "whose addopts load a plugin that marks every test passed", actions=_config_injection),
-    Probe("entry_point_injection", "a *.dist-info and *.egg-info with a pytest11 entry point and a .pth, "
-          "loading a plugin that marks every test passed", actions=_entry_point_injection),
-    Probe("patch_reports_at_import", "the unsolved code plus a patch of TestReport.from_item_and_call at import "
-          "that makes every report say passed", code={"py": "@PRISTINE@" + PATCH_REPORTS}),
-    Probe("register_plugin_at_import", "the unsolved code plus a plugin registered with pytest's plugin "
-          "manager at import, marking every test passed", code={"py": "@PRISTINE@" + _REGISTER_PLUGIN}),
-    Probe("forge_report_then_exit", "the unsolved code writes an all-passed report into every report channel "
-          "it can find (file descriptors, report paths in argv), then os._exit(0)",
-          code={"py": "@PRISTINE@@FORGE@"}),
-    Probe("always_equal", "the unsolved code with every public function and method returning an object "
-          "that equals anything", code={"py": "@PRISTINE@" + ALWAYS_EQUAL}),
-)
-
-
-def _kind(path: str) -> str | None:
-    if path.endswith(".py"):
-        return "py"
-    if path.endswith(".sh"):
-        return "sh"
-    return None
 
 
 # --------------------------------------------------------------------------- episodes
@@ -484,41 +106,32 @@ class _Episode:
 
 
 class _Player:
-    """One environment per mode, reused across the task's episodes."""
+    """One environment per mode (built as RL users build them, with ``gym.make``), reused across
+    the task's episodes, played by a scripted agent through the one episode loop."""
 
     def __init__(self, task: TaskSpec, backend: str):
         self.task, self.backend = task, backend
         self._envs: dict[str, Any] = {}
-        self._records: list[dict[str, Any]] = []
 
     def env(self, mode: str):
         if mode not in self._envs:
-            from ._env import CodingEnv
-
-            self._envs[mode] = CodingEnv(self.task, backend=self.backend, mode=mode, trajectory=self._records.append)
+            self._envs[mode] = gym.make("agentenv/Task-v0", task=self.task, backend=self.backend, mode=mode)
         return self._envs[mode]
 
     def play(self, mode: str, actions: Sequence[Any], submit: bool = True) -> _Episode:
         """Reset, send *actions* (a code string single-shot), end with submit; the final info."""
         env = self.env(mode)
-        self._records.clear()
+        result = agentenv.run_episode(env, ScriptedAgent(actions, submit))
+        info = result.info
         ep = _Episode()
-        start = time.monotonic()
-        obs, info = env.reset()
-        done = bool(info.get("reward_masked"))
-        queue = list(actions) + ([{"action": "submit"}] if submit and mode == "agentic" else [])
-        while not done and queue:
-            obs, reward, terminated, truncated, info = env.step(queue.pop(0))
-            ep.outputs.append(obs["output"])
-            done = terminated or truncated
-        ep.seconds = time.monotonic() - start
-        ep.masked = bool(info.get("reward_masked"))
-        ep.infra_error = info.get("infra_error")
+        ep.outputs = [step["output"] for step in result.steps]
+        ep.seconds = result.wall_time_s
+        ep.masked = result.reward_masked
+        ep.infra_error = result.infra_error
         ep.score = float(info.get("score", 0.0))
         ep.success = bool(info.get("success"))
         ep.breakdown = dict(info.get("reward_breakdown") or {})
-        last = next((r for r in reversed(self._records) if r.get("type") == "step"), {})
-        ep.runs = list(last.get("scored_runs") or [])
+        ep.runs = env.unwrapped.scored_runs if result.steps else []
         return ep
 
     def close(self) -> None:
@@ -571,7 +184,7 @@ def audit_task(path: str, config: AuditConfig = AuditConfig(), suite: str | None
     tick = progress or (lambda label: None)
     audit = TaskAudit(path=path, task_id=None, suite=suite)
     try:
-        task = load_task(path, suite=suite)
+        task = agentenv.load_task(path, suite=suite)
     except TaskSpecError as exc:
         audit.checks.append(Check("schema", "fail", f"{len(exc.violations)} problem(s) in the task document",
                                   {"violations": [str(v) for v in exc.violations]}))
@@ -586,7 +199,7 @@ def audit_task(path: str, config: AuditConfig = AuditConfig(), suite: str | None
     player = _Player(task, config.backend)
     try:
         try:
-            player.env("agentic")
+            player.env(AGENTIC)
         except InfrastructureError as exc:
             audit.checks.append(Check("reference", "error", f"the environment could not be built: {exc}"))
             return audit
@@ -599,9 +212,7 @@ def audit_task(path: str, config: AuditConfig = AuditConfig(), suite: str | None
 
 
 def _check_resolution(task: TaskSpec) -> Check:
-    from ._plugins import registry
-
-    reg = registry()
+    reg = agentenv.registry()
     problems, resolved = [], {}
     try:
         resolved["runtime"] = type(reg.runtime_for(task.environment.runtime)).__name__
@@ -630,17 +241,15 @@ def _check_resolution(task: TaskSpec) -> Check:
 
 def _audit_episodes(task: TaskSpec, audit: TaskAudit, player: _Player, config: AuditConfig,
                     tick: Callable[[str], None]) -> None:
-    from ._plugins import registry
-
-    reg = registry()
+    reg = agentenv.registry()
     noisy = {n for n, m in reg.metrics.items() if m.noisy}
-    primary = "single_shot" if task.single_shot_path else "agentic"
+    primary = SINGLE_SHOT if task.single_shot_path else AGENTIC
     label = task.task_id
 
     # ---- the reference, N times
     refs: list[_Episode] = []
     code = task.reference_code()
-    if task.reference_solution is None or (primary == "single_shot" and code is None):
+    if task.reference_solution is None or (primary == SINGLE_SHOT and code is None):
         missing = ("no reference_solution" if task.reference_solution is None
                    else f"the reference solution has no {task.single_shot_path}")
         audit.checks.append(Check("reference", "fail", f"{missing}: the audit cannot prove the task solvable; "
@@ -648,7 +257,7 @@ def _audit_episodes(task: TaskSpec, audit: TaskAudit, player: _Player, config: A
         for _ in range(config.runs):
             tick(label)
     else:
-        if primary == "single_shot":
+        if primary == SINGLE_SHOT:
             actions: list[Any] = [code]
         else:
             actions = [{"action": "overwrite_file", "path": p, "content": c}
@@ -667,7 +276,7 @@ def _audit_episodes(task: TaskSpec, audit: TaskAudit, player: _Player, config: A
 
     # ---- the no-op
     noop_actions: list[Any] = ([task.workspace.read().get(task.single_shot_path, b"").decode("utf-8", "replace")]
-                               if primary == "single_shot" else [])
+                               if primary == SINGLE_SHOT else [])
     noop = player.play(primary, noop_actions)
     tick(label)
     _trivial(audit, noop)
@@ -862,7 +471,7 @@ def _trivial(audit: TaskAudit, noop: _Episode) -> None:
 
 def _probe_plan(task: TaskSpec, probe: Probe, primary: str, fakes: _Fakes) -> tuple[str, list[Any]] | None:
     if probe.actions is not None:
-        return "agentic", probe.actions(task, fakes)
+        return AGENTIC, probe.actions(task, fakes)
     assert probe.code is not None
 
     pristine = task.workspace.read()
@@ -880,16 +489,16 @@ def _probe_plan(task: TaskSpec, probe: Probe, primary: str, fakes: _Fakes) -> tu
             text = original + "\n" + text[len("@PRISTINE@"):]
         return text
 
-    if primary == "single_shot":
+    if primary == SINGLE_SHOT:
         path = task.single_shot_path or ""
         # a step that writes more than the placeholder (HumanEval's prompt) already keeps the original
         own_prefix = any(PLACEHOLDER in str(s.get("content", "")) and str(s.get("content")) != PLACEHOLDER
                          for s in task.execution_steps)
         text = program(path, prefix=not own_prefix)
-        return ("single_shot", [text]) if text is not None else None
+        return (SINGLE_SHOT, [text]) if text is not None else None
     actions = [{"action": "overwrite_file", "path": p, "content": program(p)}
                for p in sorted(task.reference_files()) if program(p) is not None]
-    return ("agentic", actions) if actions else None
+    return (AGENTIC, actions) if actions else None
 
 
 def _hacking(task, audit, player, config, primary, fakes, tick, baseline: float) -> None:
@@ -981,7 +590,7 @@ def _leakage(task: TaskSpec, audit: TaskAudit, player: _Player) -> None:
     if not sources and not leaks:
         audit.checks.append(Check("leakage", "skip", "no hidden or reference file differs from the workspace"))
         return
-    env = player.env("agentic")
+    env = player.env(AGENTIC)
     timed_out = False
     try:
         obs, info = env.reset()
@@ -995,7 +604,7 @@ def _leakage(task: TaskSpec, audit: TaskAudit, player: _Player) -> None:
                 leaks.append({"source": f"hidden:{rel}", "found": f"{task.root.rstrip('/')}/{rel}", "how": "list_files"})
         nonce = secrets.token_hex(6)
         listing = f"/tmp/.agentenv-audit-{nonce}"
-        big = ["/usr", *env.runtime.mounts]
+        big = ["/usr", *env.unwrapped.runtime.mounts]
         outside_big = " -o ".join(f"-path {shlex.quote(p.rstrip('/') + '/*')}" for p in big)
         names = " -o ".join(f"-name {shlex.quote(b)}" for b in sorted({s[1] for s in sources}))
         # One walk: the content of every file the agent can read, except inside the big read-only
@@ -1082,101 +691,3 @@ def audit_paths(paths: Sequence[str], config: AuditConfig = AuditConfig(), worke
     return AuditReport(config, results, workers, time.monotonic() - start)
 
 
-# --------------------------------------------------------------------------- the cleaned suite
-
-def _deselect(node: str, files: Iterable[str]) -> str:
-    """A pytest node id for ``--deselect``: JSON-report ids already are; a JUnit id
-    (``pkg.test_mod::Class::name``) is mapped back onto one of the task's test files."""
-    path, sep, rest = node.partition("::")
-    if path.endswith(".py") or not sep:
-        return node
-    parts = path.split(".")
-    for cut in range(len(parts), 0, -1):
-        candidate = "/".join(parts[:cut]) + ".py"
-        if any(f == candidate or f.endswith("/" + candidate) for f in files):
-            return "::".join([candidate, *parts[cut:], rest])
-    return node
-
-
-def clean_document(doc: dict[str, Any], audit: TaskAudit, task_files: Iterable[str],
-                   fix_durations: bool = False) -> dict[str, Any]:
-    """The task document with the audit's quarantines applied (and the measured duration)."""
-    from .builtin.metrics import _PYTEST
-
-    doc = json.loads(json.dumps(doc))
-    if audit.quarantined:
-        files = list(task_files)
-        commands = [i for i, s in enumerate(doc["execution_steps"]) if s.get("action") == "run_command"]
-        for q in audit.quarantined:
-            if q["command"] >= len(commands):
-                continue
-            step = doc["execution_steps"][commands[q["command"]]]
-            node = _deselect(q["test"], files)
-            m = _PYTEST.search(step["command"])
-            flag = f" --deselect {shlex.quote(node)}"
-            cmd = step["command"]
-            step["command"] = cmd[:m.end(1)] + flag + cmd[m.end(1):] if m else cmd + flag
-        meta = doc.setdefault("metadata", {})
-        meta["quarantined"] = sorted({*meta.get("quarantined", []), *(q["test"] for q in audit.quarantined)})
-    if fix_durations and audit.suggested_expected_duration_s is not None:
-        doc["expected_duration_s"] = audit.suggested_expected_duration_s
-    return doc
-
-
-def write_clean(report: AuditReport, dest: str, fix_durations: bool = False) -> list[str]:
-    """Write a suite to *dest*: every task not rejected, quarantines applied; returns the task files."""
-    if os.path.exists(dest) and (not os.path.isdir(dest) or os.listdir(dest)):
-        raise AuditError(f"--write-clean {dest}: the directory exists and is not empty; choose a new directory")
-    kept = [t for t in report.tasks if t.verdict != "reject" and t.task_id]
-    os.makedirs(dest, exist_ok=True)
-    written = []
-    for audit in kept:
-        src_dir = os.path.dirname(os.path.abspath(audit.path))
-        doc = json.load(open(audit.path))
-        out_dir = os.path.join(dest, audit.task_id)
-        os.makedirs(out_dir)
-        task_files = []
-        for key in ("workspace", "hidden_files", "reference_solution"):
-            section = doc.get(key) or {}
-            rel = section.get("directory")
-            if not rel:
-                continue
-            target = os.path.normpath(rel)
-            if target.startswith("..") or os.path.isabs(target):
-                target = key  # outside the task's directory: bring it in
-                section["directory"] = key
-            shutil.copytree(os.path.join(src_dir, rel), os.path.join(out_dir, target), dirs_exist_ok=True,
-                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache"))
-            if key != "reference_solution":
-                for root, _, names in os.walk(os.path.join(out_dir, target)):
-                    task_files += [os.path.relpath(os.path.join(root, n), os.path.join(out_dir, target)) for n in names]
-        for key in ("workspace", "hidden_files"):
-            task_files += list((doc.get(key) or {}).get("files", {}))
-        cleaned = clean_document(doc, audit, task_files, fix_durations)
-        file = os.path.join(out_dir, "task.json")
-        with open(file, "w") as f:
-            json.dump(cleaned, f, indent=2)
-            f.write("\n")
-        written.append(file)
-    suites = sorted({t.suite for t in report.tasks if t.suite})
-    rejected = [t.task_id or t.path for t in report.tasks if t.verdict == "reject"]
-    suite_doc = {"name": suites[0] if len(suites) == 1 else "audited", "version": "1.0.0",
-                 "description": f"audited by agentenv audit: {len(kept)} task(s) kept, {len(rejected)} rejected "
-                                f"and removed" + (f" ({', '.join(rejected)})" if rejected else ""),
-                 "tasks": ["*/task.json"]}
-    with open(os.path.join(dest, "suite.json"), "w") as f:
-        json.dump(suite_doc, f, indent=2)
-        f.write("\n")
-    return written
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return repr(value)

@@ -35,8 +35,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from ._errors import AgentEnvError
-from ._spec import DEFAULT_PROTECTED, PLACEHOLDER
+from agentenv import DEFAULT_PROTECTED, PLACEHOLDER, ProblemFileError, parse_task
 
 FIELDS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
 HARNESS_DIR = ".humaneval"
@@ -293,10 +292,6 @@ if __name__ == "__main__":
 '''
 
 
-class ProblemFileError(AgentEnvError):
-    """A problem file could not be read at all (a bad record is reported, not raised)."""
-
-
 @dataclass(frozen=True)
 class BadRecord:
     file: str
@@ -432,8 +427,6 @@ def import_humaneval(path: str, out: str, *, suite: str | None = None, timeout_s
     Every task is validated (``parse_task``) before it is written. Bad records are collected in the
     report with their line numbers. ``suite.json`` is (re)written with the suite's name.
     """
-    from ._spec import parse_task
-
     suite = gym_name(suite or os.path.basename(os.path.normpath(out)))
     report = ImportReport()
     taken: set[str] = set()

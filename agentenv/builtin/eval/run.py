@@ -22,22 +22,18 @@ import queue
 import sys
 import threading
 import time
+import uuid
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from ._errors import AgentEnvError, InfrastructureError
-from ._spec import TaskSpec
-from ._suites import Suite
+import gymnasium as gym
+
+import agentenv
+from agentenv import (AGENTIC, CAUSES, SINGLE_SHOT, TRAJECTORY_SCHEMA, AgentEnvError, EvalError, Mode, Suite, TaskSpec,
+                      TrajectoryWriter, read_jsonl)
 
 RESULT_SCHEMA = "agentenv.result/1"
-TRAJECTORY_SCHEMA = "agentenv.trajectory/1"
-CAUSES = ("infrastructure", "agent_error", "unsolved", "max_rounds")
-
-
-class EvalError(AgentEnvError):
-    """An evaluation cannot start or continue (bad arguments, an output folder from another run)."""
-
 
 # --------------------------------------------------------------------------- statistics
 
@@ -66,7 +62,7 @@ class EvalConfig:
     ks: tuple[int, ...] = (1,)
     workers: int = 1
     backend: Any = "auto"  # a backend name, or a SandboxBackend instance (Python API)
-    mode: str | None = None  # None: single_shot when the task has a placeholder, else agentic
+    mode: Mode | None = None  # None: single_shot when the task has a placeholder, else agentic
     reward_mode: str = "terminal"
     retries: int = 2
     seed: int = 0
@@ -88,10 +84,10 @@ class EvalConfig:
             raise EvalError("--retries must be 0 or more")
 
 
-def task_mode(task: TaskSpec, mode: str | None) -> str:
+def task_mode(task: TaskSpec, mode: Mode | None) -> Mode:
     if mode is None:
-        return "single_shot" if task.single_shot_path else "agentic"
-    if mode == "single_shot" and not task.single_shot_path:
+        return SINGLE_SHOT if task.single_shot_path else AGENTIC
+    if mode == SINGLE_SHOT and not task.single_shot_path:
         raise EvalError(f"task {task.task_id} ({task.source}) has no <model_generated_code> step, so it cannot "
                         "run with --mode single_shot; use --mode agentic or leave --mode out")
     return mode
@@ -99,57 +95,6 @@ def task_mode(task: TaskSpec, mode: str | None) -> str:
 
 def episode_seed(base: int, task_id: str, sample: int) -> int:
     return (base * 1_000_003 + zlib.crc32(f"{task_id}#{sample}".encode())) % (2 ** 31)
-
-
-# --------------------------------------------------------------------------- the trajectories file
-
-def read_jsonl(path: str) -> list[dict[str, Any]]:
-    """Every complete record of *path*; a last line cut short by an interruption is skipped."""
-    records = []
-    if not os.path.exists(path):
-        return records
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().split("\n")
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
-            if number >= len(lines) - 1:
-                continue
-            raise EvalError(f"{path}:{number}: not a JSON line; the file is damaged (move it away to start over)")
-    return records
-
-
-class TrajectoryWriter:
-    """Appends whole episodes (one write, flushed) so a Ctrl-C never leaves half an episode."""
-
-    def __init__(self, path: str):
-        self.path = path
-        self.lock = threading.Lock()
-        self._repair()
-        self.file = open(path, "a", encoding="utf-8")
-
-    def _repair(self) -> None:
-        # A line cut short by a kill would glue onto the next append: drop it.
-        if not os.path.exists(self.path) or os.path.getsize(self.path) == 0:
-            return
-        with open(self.path, "rb+") as f:
-            data = f.read()
-            if data.endswith(b"\n"):
-                return
-            f.truncate(data.rfind(b"\n") + 1)
-
-    def write(self, records: Sequence[dict[str, Any]]) -> None:
-        text = "".join(json.dumps(r) + "\n" for r in records)
-        with self.lock:
-            self.file.write(text)
-            self.file.flush()
-            os.fsync(self.file.fileno())
-
-    def close(self) -> None:
-        self.file.close()
 
 
 # --------------------------------------------------------------------------- progress
@@ -192,7 +137,7 @@ class Progress:
 @dataclass
 class Job:
     task: TaskSpec
-    mode: str
+    mode: Mode
     sample: int
 
 
@@ -205,11 +150,9 @@ class EvalOutcome:
 
 
 def _run_record(config: EvalConfig, run_id: str) -> dict[str, Any]:
-    from . import __version__
-
     backend = config.backend if isinstance(config.backend, str) else config.backend.name
     return {"type": "run", "schema": TRAJECTORY_SCHEMA, "run_id": run_id, "time": time.time(),
-            "agentenv_version": __version__, "agent": config.agent,
+            "agentenv_version": agentenv.__version__, "agent": config.agent,
             "suite": {"name": config.suite.name, "version": config.suite.version},
             "mode": config.mode, "reward_mode": config.reward_mode, "backend": backend, "seed": config.seed}
 
@@ -247,16 +190,13 @@ class _Worker:
         self.agent = None
 
     def _prepare(self, job: Job) -> None:
-        from ._env import CodingEnv
-        from ._runner import make_agent
-
         if self.key == (job.task.task_id, job.mode):
             return
         self.release()
-        self.env = CodingEnv(job.task, backend=self.config.backend, mode=job.mode,
-                             reward_mode=self.config.reward_mode, trajectory=self._collect)
+        self.env = gym.make("agentenv/Task-v0", task=job.task, backend=self.config.backend, mode=job.mode,
+                            reward_mode=self.config.reward_mode, trajectory=self._collect)
         self.key = (job.task.task_id, job.mode)
-        self.agent = make_agent(self.config.agent, job.task, job.mode)
+        self.agent = agentenv.make_agent(self.config.agent, job.task, job.mode)
 
     def release(self) -> None:
         if self.agent is not None and hasattr(self.agent, "close"):
@@ -289,42 +229,24 @@ class _Worker:
     def _attempt(self, job: Job, attempt: int) -> dict[str, Any] | None:
         seed = episode_seed(self.config.seed, job.task.task_id, job.sample)
         start = time.monotonic()
-        reward, rounds, info, error = 0.0, 0, {}, None
-        cause, truncated = None, False
         try:
             self._prepare(job)
-            obs, info = self.env.reset(seed=seed)
-            self.agent.reset(job.task, job.mode, seed)
-            done = bool(info.get("reward_masked"))
-            while not done:
-                if self.stop.is_set():
-                    return None
-                try:
-                    action = self.agent.act(obs, info)
-                except InfrastructureError:
-                    raise
-                except Exception as exc:
-                    cause, error = "agent_error", f"{type(exc).__name__}: {exc}"
-                    break
-                obs, r, terminated, truncated, info = self.env.step(action)
-                reward += r
-                rounds += 1
-                done = terminated or truncated
-        except InfrastructureError as exc:
-            cause, error = "infrastructure", f"{type(exc).__name__}: {exc}"
-            self.release()  # the next attempt starts from a new environment
-        if cause is None and info.get("reward_masked"):
-            cause, error = "infrastructure", info.get("infra_error")
-        success = cause is None and bool(info.get("success"))
-        if cause is None and not success:
-            cause = "max_rounds" if truncated else "unsolved"
-        if cause == "agent_error" and self.env is not None:
-            self.release()  # the episode is cut off mid-way: start the next one from a clean env
+        except agentenv.InfrastructureError as exc:  # the runtime or the backend could not be prepared
+            result = None
+            cause, error, reward, score, rounds, info = "infrastructure", f"{type(exc).__name__}: {exc}", 0.0, 0.0, 0, {}
+        else:
+            result = agentenv.run_episode(self.env, self.agent, seed=seed, sample=job.sample, stop=self.stop)
+            if result is None:
+                return None
+            cause, error, reward, score = result.cause, result.error, result.reward, result.score
+            rounds, info = result.rounds, result.info
+        if cause in ("infrastructure", "agent_error"):
+            self.release()  # the next episode starts from a clean environment
+        success = cause is None
         return {"type": "episode", "schema": TRAJECTORY_SCHEMA, "run_id": self.run_id,
                 "task_id": job.task.task_id, "env_id": job.task.env_id, "mode": job.mode, "sample": job.sample,
                 "attempt": attempt, "seed": seed, "time": time.time(), "success": success,
-                "reward": float(reward) if cause != "infrastructure" else 0.0,
-                "score": float(info.get("score", 0.0)) if cause not in ("infrastructure", "agent_error") else 0.0,
+                "reward": float(reward), "score": float(score),
                 "rounds": rounds, "wall_time_s": round(time.monotonic() - start, 4),
                 "cause": cause, "error": error, "reward_masked": cause == "infrastructure",
                 "runtime": info.get("runtime") or {}, "backend": info.get("backend")}
@@ -332,8 +254,6 @@ class _Worker:
 
 def run_eval(config: EvalConfig, on_progress: Callable[[Progress], None] | None = None) -> EvalOutcome:
     """Run (or resume) an evaluation and write ``trajectories.jsonl`` and ``results.json`` in ``config.out``."""
-    import uuid
-
     config.validate()
     tasks = select_tasks(config.suite, config.tasks)
     jobs_all = [Job(t, task_mode(t, config.mode), s) for t in tasks for s in range(config.samples)]
@@ -459,8 +379,6 @@ def summarize(records: list[dict[str, Any]], tasks: Sequence[TaskSpec], config: 
               complete: bool, wall_time_s: float) -> dict[str, Any]:
     """``results.json`` from the records of ``trajectories.jsonl`` (the last episode record of a
     (task, sample) wins)."""
-    from . import __version__
-
     latest: dict[tuple[str, int], dict[str, Any]] = {}
     for r in records:
         if r.get("type") == "episode":
@@ -494,7 +412,7 @@ def summarize(records: list[dict[str, Any]], tasks: Sequence[TaskSpec], config: 
         overall["pass_at_k"][str(k)] = None if any(v is None for v in values) else _mean(values)
     backend = config.backend if isinstance(config.backend, str) else config.backend.name
     return {"schema": RESULT_SCHEMA, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "agentenv_version": __version__, "complete": complete and len(all_episodes) == len(per_task) * config.samples,
+            "agentenv_version": agentenv.__version__, "complete": complete and len(all_episodes) == len(per_task) * config.samples,
             "agent": {"spec": config.agent, "name": config.agent.partition(":")[0]},
             "suite": {"name": config.suite.name, "version": config.suite.version,
                       "description": config.suite.description, "tasks": len(per_task),

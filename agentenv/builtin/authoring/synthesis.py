@@ -27,17 +27,14 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterator
 
-from ._errors import AgentEnvError
-from ._importers import gym_name
-from ._sources import Sdist, pin_sdist, sdist_files
-from ._spec import PLACEHOLDER
+import gymnasium as gym
+
+from agentenv import PLACEHOLDER, Sdist, SynthesisError, parse_task, pin_sdist, sdist_files
+
+from .humaneval import gym_name
 
 OPERATORS = ("flip_comparison", "drop_return", "change_constant", "swap_arguments", "remove_branch")
 TEST_DEPENDENCIES = ("pytest==8.3.5", "pytest-json-report==1.5.0")
-
-
-class SynthesisError(AgentEnvError):
-    """The package cannot be used for synthesis (no tests found, failing baseline, bad arguments)."""
 
 
 @dataclass(frozen=True)
@@ -321,12 +318,10 @@ class MutantRunner:
 
     def run(self, module: str, code: str) -> dict[str, Any]:
         """The metrics of one scored test run (``test_outcomes``, ``report``, ``error``, ...)."""
-        from ._env import CodingEnv
-        from ._spec import parse_task
-
         if module not in self.envs:
             doc = base_task(self.sdist, module, self.tests, f"{self.suite}.baseline")
-            self.envs[module] = CodingEnv(parse_task(doc, source=f"{self.sdist.package} baseline"), backend=self.backend)
+            self.envs[module] = gym.make("agentenv/Task-v0", task=parse_task(doc, source=f"{self.sdist.package} baseline"),
+                                         backend=self.backend)
         env = self.envs[module]
         env.reset()
         _, _, _, _, info = env.step(code)
@@ -435,8 +430,6 @@ def synthesize(requirement: str, out: str, *, suite: str | None = None, max_task
 
 def write_suite(out: str, suite: str, sdist: Sdist, tests: list[str],
                 kept: list[tuple[Mutation, str, list[str], dict | None]], seed: int) -> list[str]:
-    from ._spec import parse_task
-
     tasks_dir = os.path.join(out, "tasks")
     os.makedirs(tasks_dir, exist_ok=True)
     for old in os.listdir(tasks_dir):  # a re-run replaces the suite's generated tasks

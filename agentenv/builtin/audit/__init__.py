@@ -1,4 +1,9 @@
-"""The ``agentenv audit`` subcommand: task quality checks by repeated execution (see agentenv._audit)."""
+"""Task quality audit (a plugin in form): the ``agentenv audit`` subcommand.
+
+``checks.py`` runs each check on a task through the environment, exactly as a policy meets it;
+``probes.py`` holds the reward-hacking corpus; ``report.py`` what an audit found; ``clean.py``
+writes a suite without the rejected tasks. The package imports only ``agentenv``'s public API.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,12 @@ import os
 import sys
 import time
 
-from .. import hookimpl
+import agentenv
+from agentenv import AuditError
+
+from .checks import audit_paths, collect_tasks
+from .clean import write_clean
+from .report import AuditConfig
 
 
 def _configure(p) -> None:
@@ -94,7 +104,6 @@ def render_table(report) -> str:
 
 
 def _run(args) -> int:
-    from .._audit import AuditConfig, AuditError, audit_paths, collect_tasks, write_clean
 
     if args.fix_durations and not args.write_clean:
         raise AuditError("--fix-durations rewrites the cleaned copy: add --write-clean DIR")
@@ -130,7 +139,7 @@ def _run(args) -> int:
     return status
 
 
-@hookimpl
+@agentenv.hookimpl
 def agentenv_add_cli_commands(registry) -> None:
     registry.add_command("audit", "audit task quality by repeated execution: flaky, trivial, unsolvable, "
                          "hackable, over-budget and leaky tasks", _configure, _run)

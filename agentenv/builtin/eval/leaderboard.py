@@ -12,31 +12,26 @@ import json
 import os
 from typing import Any, Sequence
 
+import jsonschema
 import numpy as np
 
-from ._errors import AgentEnvError
+import agentenv
+from agentenv import LeaderboardError
 
 BOOTSTRAP_SAMPLES = 2000
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
            "#bab0ac")
 
 
-class LeaderboardError(AgentEnvError):
-    """Results that cannot be read or ranked together (the message says which file and why)."""
-
-
 # --------------------------------------------------------------------------- loading
 
 def _schema() -> dict[str, Any]:
-    from .builtin.suites import bundled_dir
-
-    with open(os.path.join(bundled_dir("schemas"), "result.schema.json")) as f:
+    with open(os.path.join(agentenv.bundled_dir("schemas"), "result.schema.json")) as f:
         return json.load(f)
 
 
 def load_results(paths: Sequence[str]) -> list[dict[str, Any]]:
     """Read and validate every results file (a folder means its ``results.json``)."""
-    import jsonschema
 
     validator = jsonschema.Draft202012Validator(_schema())
     runs = []

@@ -1,11 +1,18 @@
-"""Subcommands that make task suites: ``agentenv import humaneval`` and ``agentenv synthesize``."""
+"""Authoring task suites (a plugin in form): ``agentenv import humaneval`` and ``agentenv synthesize``.
+
+``humaneval.py`` imports HumanEval-format problem files; ``synthesis.py`` makes repair tasks by
+mutating a pinned package's source. The package imports only ``agentenv``'s public API.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 
-from .. import hookimpl
+import agentenv
+
+from .humaneval import import_humaneval
+from .synthesis import synthesize
 
 
 def _import_configure(p) -> None:
@@ -21,8 +28,6 @@ def _import_configure(p) -> None:
 
 
 def _import_run(args) -> int:
-    from .._importers import import_humaneval
-
     def progress(i, n, path):
         if i == n or i % 50 == 0:
             print(f"  {i}/{n} tasks written", file=sys.stderr, flush=True)
@@ -52,8 +57,6 @@ def _synth_configure(p) -> None:
 
 
 def _synth_run(args) -> int:
-    from .._synthesis import synthesize
-
     def say(message):
         print(message, file=sys.stderr, flush=True)
 
@@ -66,7 +69,7 @@ def _synth_run(args) -> int:
     return 0 if report.kept else 1
 
 
-@hookimpl
+@agentenv.hookimpl
 def agentenv_add_cli_commands(registry) -> None:
     registry.add_command("import", "import a problem set as a task suite (formats: humaneval)",
                          _import_configure, _import_run)

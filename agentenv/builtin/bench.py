@@ -25,6 +25,11 @@ import tempfile
 import time
 from typing import Any, Callable
 
+from agentenv import Limits, RuntimeEnv, SandboxRequest, materialize
+
+from ._nszygote import REFILL_DELAY_S
+from .namespace import NamespaceBackend
+
 TARGET_P50_MS = 5.0
 TARGET_DOCKER_RATIO = 50.0
 TARGET_IDLE_MB = 10.0
@@ -110,18 +115,12 @@ def _docker_row(n: int) -> tuple[dict[str, Any] | None, str]:
 
 
 def _workspace(tmp: str) -> str:
-    from ._workspace import materialize
-
     files = {"main.py": b"print('hello')\n", "tests/test_main.py": b"def test_ok():\n    assert True\n",
              "README.md": b"# bench\n"}
     return materialize(files, tmp)
 
 
 def run_bench(iterations: int) -> dict[str, Any]:
-    from ._sandbox import Limits, RuntimeEnv, SandboxRequest
-    from .builtin._nszygote import REFILL_DELAY_S
-    from .builtin.namespace import NamespaceBackend
-
     ok = NamespaceBackend.availability()
     if not ok.ok:
         return {"error": f"the namespace backend cannot run here: {ok.reason}"}

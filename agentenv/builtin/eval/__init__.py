@@ -1,17 +1,25 @@
-"""The ``eval`` and ``leaderboard`` subcommands."""
+"""Evaluation and leaderboards: the ``eval`` and ``leaderboard`` subcommands (a plugin in form).
+
+``run.py`` runs an agent over a suite (``agentenv eval``), ``leaderboard.py`` ranks the results;
+this module registers their commands. The package imports only ``agentenv``'s public API, so it
+could leave the wheel as a distribution of its own.
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 
-from .. import hookimpl
+import agentenv
+from agentenv import AGENTIC, SINGLE_SHOT
+
+from .leaderboard import build_board, load_results, render_html, render_markdown, render_text
+from .run import EvalConfig, run_eval, select_tasks, task_mode
 
 
 def _ints(text: str) -> tuple[int, ...]:
-    import argparse
-
     try:
         values = tuple(int(v) for v in text.split(",") if v.strip())
     except ValueError:
@@ -30,7 +38,7 @@ def _eval_configure(p) -> None:
                    help="pass@k to report (default: 1, plus the number of samples when more)")
     p.add_argument("--workers", "-w", type=int, default=1, help="concurrent sandboxes (threads)")
     p.add_argument("--backend", default="auto", help="sandbox backend (default: auto)")
-    p.add_argument("--mode", default=None, choices=["single_shot", "agentic"],
+    p.add_argument("--mode", default=None, choices=[SINGLE_SHOT, AGENTIC],
                    help="default: single_shot when the task has a placeholder, else agentic")
     p.add_argument("--reward-mode", default="terminal", choices=["terminal", "dense"])
     p.add_argument("--tasks", default="", metavar="GLOB[,GLOB...]", help="only the tasks whose id matches")
@@ -47,23 +55,16 @@ def _default_out(suite: str, agent: str) -> str:
 
 
 def _eval_run(args) -> int:
-    from .._eval import EvalConfig, run_eval
-    from .._suites import find_suite
-
-    suite = find_suite(args.suite)
+    suite = agentenv.find_suite(args.suite)
     ks = args.k or ((1,) if args.samples == 1 else (1, args.samples))
     config = EvalConfig(suite=suite, agent=args.agent, out=args.out or _default_out(suite.name, args.agent),
                         samples=args.samples, ks=tuple(sorted(set(ks))), workers=args.workers,
                         backend=args.backend, mode=args.mode, reward_mode=args.reward_mode, retries=args.retries,
                         seed=args.seed, tasks=tuple(p for p in args.tasks.split(",") if p),
                         resume=args.resume, progress=not args.quiet)
-    from .._runner import make_agent
-
-    # A bad agent spec is a usage error: say so before any sandbox starts.
-    first = suite.load()[0]
-    from .._eval import task_mode
-
-    agent = make_agent(args.agent, first, task_mode(first, args.mode))
+    # A bad agent spec is a usage error: say so before any sandbox starts, on a task the run plays.
+    first = select_tasks(suite, config.tasks)[0]
+    agent = agentenv.make_agent(args.agent, first, task_mode(first, args.mode))
     if hasattr(agent, "close"):
         agent.close()
     outcome = run_eval(config)
@@ -94,8 +95,6 @@ def _leaderboard_configure(p) -> None:
 
 
 def _leaderboard_run(args) -> int:
-    from .._leaderboard import build_board, load_results, render_html, render_markdown, render_text
-
     runs = load_results(args.results)
     board = build_board(runs, args.metric)
     if args.json:
@@ -111,7 +110,7 @@ def _leaderboard_run(args) -> int:
     return 0
 
 
-@hookimpl
+@agentenv.hookimpl
 def agentenv_add_cli_commands(registry) -> None:
     registry.add_command("eval", "run an agent over a suite (N samples per task, W workers); write results.json",
                          _eval_configure, _eval_run)

@@ -1,0 +1,298 @@
+"""The scored evaluation: a task's ``execution_steps`` run in a sandbox, read by report formats,
+turned into metrics and a composite reward.
+
+This is the one place that judges a solution; the environment (``_env.py``) decides *when*.
+In agentic mode the agent's sandbox is never evaluated in place: :meth:`Evaluation.workspace`
+opens a fresh sandbox from the pristine workspace, copies in the agent's changes to non-protected
+files (within bounds: past them the workspace is refused and scored 0, never masked), then the
+hidden files, then runs the steps. Each ``run_command`` step is instrumented by its report format
+(``agentenv_add_report_formats``; pytest's trusted judge for pytest commands), and a report that
+lacks a test the format's trusted collection of the task found scores 0. Before a second scored
+command every process of the sandbox is killed and the task's own files are put back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import json
+import re
+import secrets
+import threading
+from typing import Any, Callable, Mapping
+
+from ._errors import ActionError, InfrastructureError, SandboxError
+from ._extension import ActionContext, EpisodeView, ReportFormat, RunContext, ScoredCommand, ScoringContext, TestReport
+from ._paths import matches_any
+from ._plugins import Registry
+from ._reward import RewardResult, compute_reward
+from ._sandbox import RuntimeEnv, Sandbox
+from ._spec import AGENTIC, PLACEHOLDER, SINGLE_SHOT, TaskSpec
+
+#: bounds on what an evaluation copies out of the agent's sandbox (also cut by the task's limits)
+MAX_COPY_FILES, MAX_COPY_BYTES, MAX_COPY_DEPTH = 20_000, 256 << 20, 64
+
+Runs = list[dict[str, Any]]
+
+
+class WorkspaceRefused(Exception):
+    """The agent's workspace is past a bound of the evaluation (the agent's failure, scored 0)."""
+
+
+class Evaluation:
+    """Judges solutions of one task. One per environment; sandboxes come from *open_sandbox*."""
+
+    def __init__(self, task: TaskSpec, registry: Registry, runtime: RuntimeEnv, pristine: Mapping[str, bytes],
+                 hidden: Mapping[str, bytes], open_sandbox: Callable[[], Sandbox], cache_key: str):
+        self.task, self.registry, self.runtime = task, registry, runtime
+        self.pristine, self.hidden = pristine, hidden
+        self.protected = task.protected_paths
+        self.open_sandbox = open_sandbox
+        self._cache_key = cache_key  # names the pristine workspace: trusted collections are cached by it
+
+    # ------------------------------------------------------------------ entry points
+    def workspace(self, agent: Sandbox, round_: int) -> tuple[Runs, str]:
+        """Evaluate the agent's workspace in a fresh sandbox (protected files pristine, hidden files added)."""
+        with self.open_sandbox() as judge:
+            try:
+                changed = self._copy_changes(agent, judge)
+            except WorkspaceRefused as exc:  # the agent's own doing: scored 0, never masked
+                error = {"type": "WorkspaceRefused", "message": str(exc)}
+                return [{"error": error, "workspace_refused": True}], f"[the workspace was not evaluated: {exc}]"
+            return self.run(judge, None, round_, changed)
+
+    def run(self, sandbox: Sandbox, code: str | None, round_: int,
+            changed: Mapping[str, bytes] | None = None) -> tuple[Runs, str]:
+        """Run the task's steps in *sandbox*: with *code* filling the placeholders (single-shot), or
+        on the files already there (agentic; *changed* are the agent's changed files)."""
+        for rel, data in self.hidden.items():
+            sandbox.write_file(rel, data)
+        ctx = ActionContext(sandbox, self.task, AGENTIC if code is None else SINGLE_SHOT, round_, code=code)
+        changed = dict(changed or {})
+        runs: Runs = []
+        outputs: list[str] = []
+        for step in self.task.execution_steps:
+            name = step["action"]
+            if PLACEHOLDER in json.dumps(step):
+                if code is None:
+                    continue  # agentic: the agent already wrote its files
+                step = {k: v.replace(PLACEHOLDER, code) if isinstance(v, str) else v for k, v in step.items()}
+                if name == "overwrite_file" and isinstance(step.get("path"), str):
+                    changed[self.task.relpath(step["path"])] = str(step.get("content", "")).encode()
+            if name == "run_command":
+                if runs:
+                    self._restore_trusted(sandbox)
+                runs.append(self._scored_run(sandbox, step, outputs, changed))
+                continue
+            if name == "submit":
+                continue
+            try:
+                outcome = self.registry.action(name).execute(ctx, step)
+                outputs.append(outcome.observation)
+            except ActionError as exc:  # the task's own step failed: the solution made it impossible
+                outputs.append(f"[evaluation step {name} failed: {exc}]")
+        return runs, "\n".join(outputs)
+
+    def reward(self, runs: Runs, final_files: Callable[[], dict[str, bytes]]) -> RewardResult:
+        """The composite reward of *runs*; reward models see *final_files()*, read once if needed."""
+        model_scores = {}
+        view = None
+        for i, rule in enumerate(self.task.reward.rules):
+            if rule.reward_model is not None:
+                model = self.registry.reward_models[rule.reward_model]
+                if view is None:
+                    view = EpisodeView(self.task, final_files(), self.task.reference_files(), tuple(runs))
+                model_scores[i] = model.score(view, rule.options)
+        return compute_reward(self.task.reward, runs, self.registry.metrics, model_scores)
+
+    def final_files(self, sandbox: Sandbox | None) -> dict[str, bytes]:
+        """The agent's non-protected files, within the same bounds as the copy (for reward models)."""
+        files: dict[str, bytes] = {}
+        if sandbox is None or not sandbox.alive:
+            return files
+        max_files, max_bytes, max_file, _ = self.copy_limits()
+        try:
+            names = sandbox.list_files(self.task.root)
+        except (OSError, SandboxError):
+            return files  # what a reward model cannot read scores as absent
+        total = 0
+        for rel in names[:max_files]:
+            if not matches_any(rel, self.protected):
+                try:
+                    data = sandbox.read_file(rel)
+                except (OSError, SandboxError):
+                    continue
+                total += len(data)
+                if len(data) > max_file or total > max_bytes:
+                    break
+                files[rel] = data
+        return files
+
+    # ------------------------------------------------------------------ the agent's changes
+    def copy_limits(self) -> tuple[int, int, int, int]:
+        """(files, bytes in all, bytes in one file, directory depth) the evaluation copies at most."""
+        limits = self.task.limits
+        total = min(MAX_COPY_BYTES, limits.memory_mb << 18)  # a quarter of the judge's memory
+        return MAX_COPY_FILES, total, min(total, limits.max_file_size_mb << 20), MAX_COPY_DEPTH
+
+    def _copy_changes(self, agent: Sandbox, judge: Sandbox) -> dict[str, bytes]:
+        """Copy the agent's changes to non-protected files into *judge*, within bounds; return them.
+
+        What the agent wrote decides what is copied, so a workspace past a bound, or one whose
+        listing or reading fails while both sandboxes live, is the agent's failure: raised as
+        :class:`WorkspaceRefused`. A sandbox that dies is the infrastructure's (``SandboxError``)."""
+        root = self.task.root
+        max_files, max_bytes, max_file, max_depth = self.copy_limits()
+
+        def guarded(what: str, call: Callable[[], Any]) -> Any:
+            try:
+                return call()
+            except SandboxError:
+                if agent.alive and judge.alive:
+                    raise WorkspaceRefused(f"{what} failed") from None
+                raise
+            except OSError as exc:
+                if exc.errno in (errno.EFBIG, errno.ENOSPC, errno.EDQUOT, errno.ENAMETOOLONG):
+                    raise WorkspaceRefused(f"{what}: {exc.strerror or exc}") from None
+                raise
+
+        current = set(guarded("listing the workspace (too deep or too many files?)", lambda: agent.list_files(root)))
+        if len(current) > max_files:
+            raise WorkspaceRefused(f"it holds {len(current)} files; the evaluation copies at most {max_files}")
+        copied = 0
+        changed: dict[str, bytes] = {}
+        for rel in sorted(current):
+            if rel.count("/") >= max_depth:
+                raise WorkspaceRefused(f"{rel[:200]!r} is nested more than {max_depth} directories deep")
+            if matches_any(rel, self.protected):
+                continue
+            try:
+                data = guarded(f"reading {rel[:200]!r}", lambda: agent.read_file(rel))
+            except OSError:
+                continue  # a FIFO, a dangling link, a directory link: not part of the solution
+            if len(data) > max_file:
+                raise WorkspaceRefused(f"{rel[:200]!r} holds {len(data)} bytes; one file may hold {max_file}")
+            copied += len(data)
+            if copied > max_bytes:
+                raise WorkspaceRefused(f"the changed files hold more than {max_bytes} bytes, the evaluation's bound")
+            if self.pristine.get(rel) != data:
+                guarded(f"copying {rel[:200]!r}", lambda: judge.write_file(rel, data))
+                changed[rel] = data
+        for rel in self.pristine:
+            if rel not in current and not matches_any(rel, self.protected):
+                judge.remove(rel)
+        return changed
+
+    # ------------------------------------------------------------------ one scored command
+    def _format(self, step: Mapping[str, Any]) -> tuple[ReportFormat | None, Mapping[str, Any]]:
+        report = step.get("report")
+        if isinstance(report, Mapping):
+            return self.registry.report_format(str(report.get("format"))), {k: v for k, v in report.items() if k != "format"}
+        return self.registry.report_format_for(step["command"]), {}
+
+    def _scored_run(self, sandbox: Sandbox, step: Mapping[str, Any], outputs: list[str],
+                    changed: Mapping[str, bytes]) -> dict[str, Any]:
+        fmt, options = self._format(step)
+        nonce = secrets.token_hex(8)
+        scored = ScoredCommand(step["command"])
+        if fmt is not None:
+            ctx = ScoringContext(nonce, self.task.root, {**self.pristine, **self.hidden}, self._trusted_paths(),
+                                 "pipes" in sandbox.capabilities, self.runtime, options)
+            scored = fmt.instrument(step["command"], ctx)
+        for path, data in scored.files.items():
+            sandbox.write_file(path, data, mode=0o444)
+        limit = self.task.limits.wall_time_s
+        timeout = min(float(step.get("timeout_s") or limit), limit)
+        path = scored.report_path
+        if path and scored.pipe and "pipes" in sandbox.capabilities:  # the report can only be written once
+            result = sandbox.exec(scored.command, timeout_s=timeout, env=scored.env or None, pipes=[path])
+        else:
+            if path:
+                sandbox.remove(path)  # a file planted before the run is not the run's report
+            result = sandbox.exec(scored.command, timeout_s=timeout, env=scored.env or None,
+                                  collect=[path] if path else ())
+        report: TestReport | None = None
+        if fmt is not None:
+            report = fmt.parse(scored, result, result.artifacts.get(sandbox.resolve(path)) if path else None)
+            if report.trusted and report.outcomes:
+                report = self._check_coverage(fmt, step["command"], report)
+        run = RunContext(step["command"], result, report, dict(changed))
+        metrics: dict[str, Any] = {}
+        for provider in self.registry.metric_providers:
+            try:
+                values = provider.measure(run)
+            except Exception as exc:  # a broken metric plugin is infrastructure, not the model's fault
+                raise InfrastructureError(f"metric provider {type(provider).__name__} failed: {exc}") from exc
+            for key, value in values.items():
+                metrics.setdefault(key, value)
+        shown = dataclasses.replace(result, command=step["command"])  # the instrumented command stays hidden
+        text = re.sub(r"[^\s'\"]*\.?agentenv[-_](?:judge_)?" + nonce + r"[^\s'\"]*", "<judge>", shown.transcript())
+        outputs.append(fmt.mask_output(text) if fmt is not None else text)
+        return metrics
+
+    def _trusted_paths(self) -> list[str]:
+        """Sandbox paths of the files whose content the task, not the agent, decides."""
+        root = self.task.root.rstrip("/")
+        return [f"{root}/{rel}" for rel in sorted(set(self.hidden) | {r for r in self.pristine
+                                                                      if matches_any(r, self.protected)})]
+
+    def _restore_trusted(self, sandbox: Sandbox) -> None:
+        """Before a second scored run: stop what the first left running and put the task's own files back.
+
+        Code under test ran in the first run; it may have left a process behind or rewritten a
+        protected test for the next run. Protected and hidden files are rewritten from the task, and
+        files the agent could not have added (a new conftest.py, a test file) are removed."""
+        sandbox.exec("kill -9 -1 2>/dev/null; true", timeout_s=10)
+        present = set(sandbox.list_files(self.task.root))
+        for rel in present:
+            if matches_any(rel, self.protected) and rel not in self.pristine and rel not in self.hidden:
+                sandbox.remove(rel)
+        for rel, data in self.pristine.items():
+            if matches_any(rel, self.protected) and rel not in self.hidden:
+                sandbox.write_file(rel, data)
+        for rel, data in self.hidden.items():
+            sandbox.write_file(rel, data)
+
+    # ------------------------------------------------------------------ coverage of the task's tests
+    def _check_coverage(self, fmt: ReportFormat, command: str, report: TestReport) -> TestReport:
+        """Refuse a report that lacks tests a trusted collection of the task found.
+
+        Code under test runs inside the test process and could forge the report; a forgery must then
+        also name every test of the task (hidden ones included), which it cannot learn from its own
+        workspace. Parameter ids are ignored, since they may depend on the solution."""
+        expected = self._expected_tests(fmt, command)
+        if not expected:
+            return report
+        present = {_base_test_id(n) for n in report.outcomes}
+        missing = expected - present
+        if not missing:
+            return report
+        return dataclasses.replace(report, status="incomplete", error={
+            "type": "IncompleteReport",
+            "message": f"the test report lacks {len(missing)} of the task's {len(expected)} tests, "
+                       f"e.g. {sorted(missing)[0]}"})
+
+    def _expected_tests(self, fmt: ReportFormat, command: str) -> frozenset[str]:
+        key = (self._cache_key, tuple(sorted(self.hidden)), fmt.name, command)
+        with _COLLECTED_LOCK:
+            if key in _COLLECTED:
+                return _COLLECTED[key]
+        ids: frozenset[str] = frozenset()
+        collect = fmt.collect_command(command)
+        if collect:
+            with self.open_sandbox() as judge:
+                for rel, data in self.hidden.items():
+                    judge.write_file(rel, data)
+                result = judge.exec(collect, timeout_s=self.task.limits.wall_time_s)
+            ids = frozenset(_base_test_id(t) for t in fmt.collected_tests(result))
+        with _COLLECTED_LOCK:
+            _COLLECTED[key] = ids
+        return ids
+
+
+_COLLECTED: dict[tuple, frozenset[str]] = {}
+_COLLECTED_LOCK = threading.Lock()
+
+
+def _base_test_id(node: str) -> str:
+    return node.split("[", 1)[0]

@@ -1,0 +1,381 @@
+"""Built-in report formats: pytest under the trusted judge, JUnit XML, pytest-json-report, reward files.
+
+``pytest`` is chosen by itself for any command that runs pytest: the command runs under the trusted
+judge (``_pytest_judge.py``), with the task's own configuration, and its authenticated report is
+read through a fresh, unguessable named pipe (docs/architecture.md, docs/security.md). The other
+formats are named by a step (``"report": {"format": "junit", "path": "/app/out.xml"}``) for test
+runners that write a report file themselves (``go test`` through go-junit-report, jest, cargo
+nextest) or for a check that writes a score (``reward_file``, Harbor's ``reward.txt``). Their
+report is written by the command the task runs, so the command must be the task's own program
+(a protected or hidden file), never the agent's: docs/security.md says what each guarantees.
+A missing or unparsable report is a report with status "missing", never an exception.
+"""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+import hmac
+import json
+import os
+import re
+import secrets
+import shlex
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import agentenv
+from agentenv import ExecResult, ReportFormat, ScoredCommand, ScoringContext, TestReport
+
+_PYTEST = re.compile(r"(?:(?<=^)|(?<=[\s;&|(]))((?:\S*/)?(?:py\.test|pytest)|(?:\S*/)?python[\d.]*\s+(?:-\S+\s+)*?-m\s+pytest)(?=\s|$)")
+_JSON_FILE = re.compile(r"--json-report-file[= ](\S+)")
+_JUNIT_FILE = re.compile(r"--junit-?xml[= ](\S+)")
+_STRIPPED_OPTIONS = re.compile(r"\s--json-report-file[= ]\S+|\s--json-report-(?:indent|omit|summary)(?:[= ]\S+)?"
+                               r"|\s--json-report\b|\s--junit-?xml[= ]\S+|\s-o\s+junit_family=\S+")
+_CONFIG_NAMES = (("pytest.ini", None), (".pytest.ini", None), ("pyproject.toml", "[tool.pytest.ini_options]"),
+                 ("tox.ini", "[pytest]"), ("setup.cfg", "[tool:pytest]"))
+JUDGE_SOURCE = "_pytest_judge.py"
+# Observations depend on the program only: the host's speed is in info["measurements"].
+_PYTEST_DURATION = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d\d:\d\d\))?")
+#: a step's report path: an absolute sandbox path (the report is read from there after the run)
+_PATH_OPTION = {"type": "string", "pattern": "^/[^\\x00]*$", "maxLength": 4000}
+
+
+def is_pytest_command(command: str) -> bool:
+    """Whether *command* runs pytest (``pytest``, ``py.test``, ``python -m pytest``, with a path)."""
+    return _PYTEST.search(command) is not None
+
+
+def _judge_source() -> bytes:
+    with open(os.path.join(os.path.dirname(__file__), JUDGE_SOURCE), "rb") as f:
+        return f.read()
+
+
+def trusted_config(files: Mapping[str, bytes]) -> tuple[str, bytes]:
+    """The pytest configuration the task itself provides (pristine and hidden files), as pytest would
+    pick it at the workspace root; an empty one where there is none."""
+    for name, section in _CONFIG_NAMES:
+        data = files.get(name)
+        if data is not None and (section is None or section.encode() in data):
+            return name, data
+    return "pytest.ini", b"[pytest]\n"
+
+
+
+# --------------------------------------------------------------------------- pytest, judged
+
+class PytestFormat(ReportFormat):
+    """pytest, decided by the trusted judge (not by its output or its own report files)."""
+
+    name = "pytest"
+    description = "pytest run under agentenv's trusted judge; chosen by itself for any pytest command"
+
+    def matches(self, command: str) -> bool:
+        return is_pytest_command(command)
+
+    def instrument(self, command: str, ctx: ScoringContext) -> ScoredCommand:
+        """Run pytest under the trusted judge (``_pytest_judge.py``): an explicit configuration taken
+        from the task's own files (``-c``, ``--rootdir``), so nothing the agent writes
+        (``.pytest.ini``, ``*.dist-info`` entry points, ``PYTEST_ADDOPTS``, planted ``__pycache__``)
+        changes what pytest loads; the judge's report goes to a fresh, unguessable named pipe, line
+        by line, each line authenticated with a key only the host and the judge know."""
+        m = _PYTEST.search(command)
+        if not m:
+            return ScoredCommand(command)
+        nonce, root = ctx.nonce, ctx.root
+        head, tail = command[:m.end(1)], _STRIPPED_OPTIONS.sub("", command[m.end(1):])
+        work = f"/tmp/.agentenv-{nonce}"
+        name, config = trusted_config(ctx.task_files)
+        ini = f"{root.rstrip('/')}/.agentenv-{nonce}-{name.lstrip('.')}"  # at the root: ini-relative paths hold
+        module = f"agentenv_judge_{nonce}"
+        key = secrets.token_bytes(32)
+        report = f"{work}/report"
+        settings = {"report": report, "root": root, "ini": ini, "pipe": ctx.pipes,
+                    "prepend_cwd": bool(re.search(r"-m\s+pytest", head)), "trusted_files": sorted(ctx.trusted_paths)}
+        options = f" -p {module}"
+        if not re.search(r"(?:^|\s)(?:-c|--config-file)[= ]", tail):
+            options += f" -c {ini}"
+        if "--rootdir" not in tail:
+            options += f" --rootdir={root}"
+        pythonpath = ctx.runtime.env.get("PYTHONPATH")
+        env = {"PYTHONPATH": f"{work}:{pythonpath}" if pythonpath else work, "PYTHONSAFEPATH": "1",
+               "PYTHONNOUSERSITE": "1", "PYTEST_ADDOPTS": "", "PYTEST_PLUGINS": "",
+               "PYTHONPYCACHEPREFIX": f"{work}/pycache", "PYTHONDONTWRITEBYTECODE": "1"}
+        files = {f"{work}/{module}.py": _judge_source(), f"{work}/judge.key": key,
+                 f"{work}/judge.json": json.dumps(settings).encode(), ini: config}
+        return ScoredCommand(head + options + tail, report, env, files, state=key, pipe=ctx.pipes)
+
+    def parse(self, scored: ScoredCommand, result: ExecResult, report: bytes | None) -> TestReport:
+        parsed = parse_judge_report(report, scored.state or b"", result.exit_code)
+        outcomes, error = parsed["outcomes"], parsed["error"]
+        if parsed["integrity"]:
+            first = parsed["integrity"][0]
+            return TestReport(self.name, outcomes, {"type": "IntegrityViolation",
+                                                    "message": f"{first['kind']}: {first['message']}"},
+                              "tampered", tuple(parsed["integrity"]))
+        if not parsed["complete"]:
+            if parsed["started"]:
+                return TestReport(self.name, outcomes, {"type": "IncompleteReport", "message": (
+                    "the test run ended before the judge finished (os._exit, a crash, a kill or the time limit)")},
+                    "incomplete")
+            return TestReport(self.name, outcomes, parse_error(result.stderr + "\n" + result.stdout) or {
+                "type": "NoReport", "message": "the test run produced no report"}, "missing")
+        return TestReport(self.name, outcomes, error)
+
+    def collect_command(self, command: str) -> str | None:
+        """The pytest command that only lists the tests *command* would run."""
+        m = _PYTEST.search(command)
+        if not m:
+            return None
+        command = _JSON_FILE.sub("", _JUNIT_FILE.sub("", command)).replace("--json-report", "")
+        # node ids are listed one per line at verbosity -1 exactly: count the command's own -q / -v
+        level = 0
+        for token in command[m.end(1):].split():
+            if re.fullmatch(r"-q+|-v+", token):
+                level += len(token) - 1 if token[1] == "v" else -(len(token) - 1)
+            elif token in ("--quiet", "--verbose"):
+                level += 1 if token == "--verbose" else -1
+        adjust = " -q" * max(0, level + 1) + " -v" * max(0, -1 - level)
+        return command[:m.end(1)] + " --collect-only" + adjust + command[m.end(1):]
+
+    def collected_tests(self, result: ExecResult) -> frozenset[str]:
+        lines = [line.strip() for line in result.stdout.splitlines() if "::" in line and " " not in line.strip()]
+        return frozenset(lines) if result.exit_code == 0 else frozenset()
+
+    def deselect(self, command: str, tests: Sequence[str]) -> str | None:
+        m = _PYTEST.search(command)
+        if not m:
+            return None
+        flags = "".join(f" --deselect {shlex.quote(t)}" for t in tests)
+        return command[:m.end(1)] + flags + command[m.end(1):]
+
+    def mask_output(self, text: str) -> str:
+        return _PYTEST_DURATION.sub(" in <time>", text)
+
+
+def verify_judge_report(data: bytes, key: bytes) -> tuple[list[dict[str, Any]], list[str]]:
+    """The judge's records whose MAC verifies, in order, and the problems found in the channel."""
+    records: list[dict[str, Any]] = []
+    problems: list[str] = []
+    for seq, line in enumerate(data.split(b"\n")[:-1] if data else [], start=1):
+        text, _, mac = line.rpartition(b"\t")
+        expected = hmac.new(key, str(seq).encode() + b":" + text, hashlib.sha256).hexdigest().encode()
+        if not hmac.compare_digest(mac, expected):
+            problems.append(f"line {seq} of the test report is not the judge's (forged or out of order)")
+            break
+        try:
+            records.append(json.loads(text))
+        except ValueError:
+            problems.append(f"line {seq} of the test report is not JSON")
+            break
+    if data and not data.endswith(b"\n") and not problems:
+        problems.append("the test report ends in a partial line")
+    return records, problems
+
+
+def parse_judge_report(data: bytes | None, key: bytes, exit_code: int) -> dict[str, Any]:
+    """Outcomes, the first error, completeness and integrity findings of a judge report."""
+    records, channel = verify_judge_report(data or b"", key)
+    integrity = [{"kind": "report-forged", "message": p} for p in channel]
+    outcomes: dict[str, str] = {}
+    error = None
+    end = None
+    for rec in records:
+        t = rec.get("t")
+        if t == "integrity":
+            integrity.append({"kind": str(rec.get("kind")), "message": str(rec.get("message"))})
+        elif t == "end":
+            end = rec
+        elif t in ("test", "collect"):
+            node = str(rec.get("nodeid"))
+            if t == "collect":
+                node, outcome = f"{node}::<collection>", "error"
+            else:
+                outcome = _phase_outcome(rec, outcomes.get(node))
+            outcomes[node] = outcome
+            if error is None and outcome in ("failed", "error") and rec.get("longrepr"):
+                error = parse_error(str(rec["longrepr"]))
+                if error is not None:
+                    error["test"] = node
+    if end is not None and end.get("exitstatus") != exit_code and exit_code >= 0:
+        integrity.append({"kind": "exit-status", "message": f"the judge saw exit status {end.get('exitstatus')}, "
+                                                            f"the process exited {exit_code}"})
+    return {"outcomes": outcomes, "error": error, "complete": end is not None and not channel,
+            "integrity": integrity, "started": bool(records)}
+
+
+def _phase_outcome(rec: Mapping[str, Any], before: str | None) -> str:
+    when, outcome = rec.get("when"), rec.get("outcome")
+    if when == "call":
+        if rec.get("xfail"):
+            return "passed" if outcome == "skipped" else "failed"
+        return {"passed": "passed", "failed": "failed", "skipped": "skipped"}.get(str(outcome), "error")
+    if outcome == "failed":
+        return "error"
+    if when == "setup":
+        return "skipped" if outcome == "skipped" else (before or "error")  # "error" until the call reports
+    return before or "error"
+
+
+
+# --------------------------------------------------------------------------- report files a command writes
+
+class _FileFormat(ReportFormat):
+    """A report file the task's own command writes at a path the step names."""
+
+    options_schema = {"type": "object", "additionalProperties": False, "required": ["path"],
+                      "properties": {"path": _PATH_OPTION}}
+
+    def instrument(self, command: str, ctx: ScoringContext) -> ScoredCommand:
+        return ScoredCommand(command, str(ctx.options["path"]))
+
+    def parse(self, scored: ScoredCommand, result: ExecResult, report: bytes | None) -> TestReport:
+        parsed = self.read(report) if report else None
+        if parsed is None:
+            return TestReport(self.name, {}, parse_error(result.stderr + "\n" + result.stdout) or {
+                "type": "NoReport", "message": f"no readable {self.name} report at {scored.report_path}"}, "missing")
+        return TestReport(self.name, parsed["outcomes"], parsed["error"])
+
+    @abc.abstractmethod
+    def read(self, data: bytes) -> dict[str, Any] | None:
+        """``{"outcomes", "error"}`` of a report file, or None when it is not one."""
+
+
+class JUnitFormat(_FileFormat):
+    name = "junit"
+    description = "a JUnit XML file the command writes (go-junit-report, jest-junit, cargo nextest, ...)"
+
+    def read(self, data: bytes) -> dict[str, Any] | None:
+        return parse_junit(data)
+
+
+class PytestJsonFormat(_FileFormat):
+    name = "pytest_json"
+    description = "a pytest-json-report file the command writes (outside the judge: only for trusted commands)"
+
+    def read(self, data: bytes) -> dict[str, Any] | None:
+        return parse_json_report(data)
+
+
+class RewardFileFormat(ReportFormat):
+    """A score the task's check writes: a number in [0, 1] (Harbor's ``reward.txt``) or
+    ``{"reward": x}``. The check finds the path in ``$AGENTENV_REWARD_FILE``; it is a fresh named pipe
+    where the sandbox can make one, so nothing written before the run counts."""
+
+    name = "reward_file"
+    description = "a score in [0, 1] that the task's check writes to $AGENTENV_REWARD_FILE"
+    options_schema = {"type": "object", "additionalProperties": False, "properties": {"path": _PATH_OPTION}}
+
+    def instrument(self, command: str, ctx: ScoringContext) -> ScoredCommand:
+        fixed = ctx.options.get("path")
+        path = str(fixed) if fixed else f"/tmp/.agentenv-{ctx.nonce}/reward"
+        return ScoredCommand(command, path, {"AGENTENV_REWARD_FILE": path}, pipe=ctx.pipes and not fixed)
+
+    def parse(self, scored: ScoredCommand, result: ExecResult, report: bytes | None) -> TestReport:
+        score = parse_reward(report) if report else None
+        if score is None:
+            why = "the check wrote no score" if not report else "the check's score is not a number in [0, 1]"
+            return TestReport(self.name, {}, {"type": "NoReport", "message": f"{why} (reward file {scored.report_path})"},
+                              "missing")
+        return TestReport(self.name, {}, None, score=score)
+
+
+def parse_reward(data: bytes) -> float | None:
+    """A reward file's score: its first number (or ``{"reward": x}``), when it lies in [0, 1]."""
+    text = data.decode("utf-8", "replace").strip()
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        doc = text.split()[0] if text.split() else None
+    if isinstance(doc, Mapping):
+        doc = doc.get("reward")
+        if not isinstance(doc, (int, float)) or isinstance(doc, bool):
+            return None
+    try:
+        value = float(doc)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return value if 0.0 <= value <= 1.0 else None
+
+
+_EXC_LINE = re.compile(r"^(E\s+)?([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failed|Warning))(?::\s*(.*?))?\s*$", re.M)
+
+
+_ASSERT_LINE = re.compile(r"^E\s+(assert\b.*?)\s*$", re.M)
+
+
+def parse_error(text: str) -> dict[str, str] | None:
+    """Exception type and message of the first failure in a traceback or pytest long repr.
+
+    pytest marks the explanation lines with ``E``; those win over other lines that look alike."""
+    if not text:
+        return None
+    matches = list(_EXC_LINE.finditer(text))
+    for m in sorted(matches, key=lambda m: (m.group(1) is None, m.start())):
+        return {"type": m.group(2).split(".")[-1], "message": (m.group(3) or "").strip()[:500]}
+    m = _ASSERT_LINE.search(text)
+    if m:
+        return {"type": "AssertionError", "message": m.group(1)[:500]}
+    return None
+
+
+def parse_json_report(data: bytes) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("tests", []), list):
+        return None
+    outcomes: dict[str, str] = {}
+    error = None
+    for test in doc.get("tests", []):
+        if not isinstance(test, dict):
+            continue
+        node, outcome = str(test.get("nodeid", "?")), str(test.get("outcome", "error"))
+        outcomes[node] = {"xfailed": "passed", "xpassed": "failed"}.get(outcome, outcome)
+        if error is None and outcome in ("failed", "error"):
+            for phase in ("setup", "call", "teardown"):
+                longrepr = (test.get(phase) or {}).get("longrepr") or ((test.get(phase) or {}).get("crash") or {}).get("message")
+                if longrepr:
+                    error = parse_error(str(longrepr))
+                    if error:
+                        break
+    for coll in doc.get("collectors", []) or []:
+        if isinstance(coll, dict) and coll.get("outcome") == "failed":
+            outcomes[f"{coll.get('nodeid') or '<collection>'}::<collection>"] = "error"
+            if error is None:
+                error = parse_error(str(coll.get("longrepr", "")))
+    return {"outcomes": outcomes, "error": error, "exitcode": doc.get("exitcode")}
+
+
+def parse_junit(data: bytes) -> dict[str, Any] | None:
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError:
+        return None
+    outcomes: dict[str, str] = {}
+    error = None
+    for case in root.iter("testcase"):
+        cls, name = case.get("classname", ""), case.get("name", "?")
+        node = f"{cls}::{name}" if cls else name
+        outcome = "passed"
+        for child in case:
+            if child.tag in ("failure", "error"):
+                outcome = "failed" if child.tag == "failure" else "error"
+                if error is None:
+                    error = parse_error((child.text or "") + "\n" + (child.get("message") or ""))
+                break
+            if child.tag == "skipped":
+                outcome = "skipped"
+                if child.get("type") == "pytest.xfail":
+                    outcome = "passed"
+        outcomes[node] = outcome
+    return {"outcomes": outcomes, "error": error}
+
+
+
+@agentenv.hookimpl
+def agentenv_add_report_formats(registry) -> None:
+    for fmt in (PytestFormat(), JUnitFormat(), PytestJsonFormat(), RewardFileFormat()):
+        registry.add_report_format(fmt)
