@@ -1,6 +1,8 @@
 # make demo: run the example tasks with the reference and no-op agents (no Docker needed)
-# make test: the whole test suite
-# Both create .venv on first use and install agentenv plus every distribution under plugins/.
+# make test: the whole test suite, as CI runs it
+# make test-unit: the tests that need no sandbox (seconds; run while working)
+# make test-fast: everything but the tests marked slow
+# All create .venv on first use and install agentenv plus every distribution under plugins/.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -9,7 +11,7 @@ STAMP := $(VENV)/.agentenv-installed
 PLUGINS := $(wildcard plugins/*/pyproject.toml)
 PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
 
-.PHONY: demo test test-fast bench schema venv clean
+.PHONY: demo test test-fast test-unit bench schema venv clean
 
 venv: $(STAMP)
 
@@ -27,6 +29,9 @@ test: $(STAMP)
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -p no:cacheprovider -q -m "not slow" tests $(wildcard plugins/*/tests)
+
+test-unit: $(STAMP)
+	$(PY) -m pytest -p no:cacheprovider -q -m unit tests $(wildcard plugins/*/tests)
 
 bench: $(STAMP)
 	$(VENV)/bin/agentenv bench

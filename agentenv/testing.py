@@ -291,6 +291,11 @@ class _Contract:
             path = "/tmp/contract-pipe"
             r = box.exec(f"printf report > {path}", pipes=[path])
             assert r.artifacts.get(path) == b"report", f"a pipe returns what the command wrote to it: {r.artifacts}"
+            nested = "/tmp/contract-dir/sub/pipe"
+            r = box.exec(f"printf nested > {nested}", pipes=[nested])
+            assert r.artifacts.get(nested) == b"nested", "a pipe's missing parent directories are made"
+            r = box.exec(f"test -e {path} && echo left || echo gone")
+            assert r.stdout.strip() == "gone", "a pipe is removed after its command: a later writer finds nothing"
 
     def clause_no_host_paths(self) -> None:
         with self.open() as box:
@@ -327,8 +332,10 @@ def check_backend(backend: SandboxBackend, runtime: RuntimeEnv | None = None, *,
                 continue
             try:
                 getattr(contract, f"clause_{name}")()
-            except AssertionError as exc:
-                raise AssertionError(f"{type(backend).__name__} breaks the sandbox contract, clause {name!r}: {exc}") from exc
+            except Exception as exc:  # an unexpected exception breaks the clause too
+                what = str(exc) if isinstance(exc, AssertionError) else f"{type(exc).__name__}: {exc}"
+                raise AssertionError(f"{type(backend).__name__} breaks the sandbox contract, clause {name!r}: "
+                                     f"{what}") from exc
             checked.append(name)
     finally:
         if tmp is not None:

@@ -2,12 +2,13 @@
 
 import glob
 import json
+import sys
+import subprocess
 import os
 import shutil
 import tempfile
 
 import gymnasium as gym
-import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
@@ -19,7 +20,8 @@ EXAMPLE_IDS = sorted(f"agentenv/{json.load(open(p))['task_id']}-v0" for p in glo
 
 
 def test_import_registers_every_bundled_task():
-    ids = {e["env_id"] for e in json.loads(os.popen(".venv/bin/agentenv list --json").read())}
+    listed = subprocess.run([sys.executable, "-m", "agentenv", "list", "--json"], capture_output=True, text=True, check=True)
+    ids = {e["env_id"] for e in json.loads(listed.stdout)}
     assert set(EXAMPLE_IDS) <= ids and len(ids) >= 45
     assert set(ids) <= set(gym.registry)
     assert "agentenv/Task-v0" in gym.registry
@@ -291,6 +293,7 @@ def test_trajectory_records_stream_as_json_lines(tmp_path):
     assert step["scored_runs"][0]["test_outcomes"] and step["episode_id"] == records[0]["episode_id"]
 
 
+@pytest.mark.slow
 def test_a_thousand_episodes_leak_nothing(tmp_path, monkeypatch):
     doc = {"task_id": "leak.check", "environment_config": {"runtime": "python3"},
            "workspace": {"files": {"main.py": "print(1)\n"}},

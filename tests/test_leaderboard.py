@@ -1,4 +1,9 @@
-"""``agentenv leaderboard`` over real eval results; the HTML page checked in a real headless chromium."""
+"""``agentenv leaderboard`` over eval results; the HTML page checked in a real headless chromium.
+
+The inputs are ``results.json`` files that real evals wrote (``tests/fixtures/leaderboard``: the
+examples suite's fizzbuzz, bank_transfer and disk_report tasks, 2 samples, agents noop, reference
+and random:1), so these tests need no sandbox; ``tests/test_eval.py`` checks that eval writes them.
+"""
 
 from __future__ import annotations
 
@@ -15,26 +20,24 @@ import urllib.request
 
 import pytest
 
-from agentenv._cli import main
-from agentenv.builtin.eval.run import EvalConfig, run_eval
 from agentenv import LeaderboardError
+from agentenv._cli import main
 from agentenv.builtin.eval.leaderboard import bootstrap_ci, build_board, load_results, render_html
-from agentenv import find_suite
 
-ARTIFACTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "artifacts")
-TASKS = ("examples.fizzbuzz", "examples.bank_transfer", "examples.disk_report")
+pytestmark = pytest.mark.unit
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ARTIFACTS = os.path.join(HERE, "artifacts")
+FIXTURES = os.path.join(HERE, "fixtures", "leaderboard")
 
 
-@pytest.fixture(scope="module")
-def result_files(tmp_path_factory):
-    base = tmp_path_factory.mktemp("runs")
-    suite = find_suite("examples")
+@pytest.fixture()
+def result_files(tmp_path):
     files = []
-    for agent in ("noop", "reference", "random:1"):
-        out = base / agent.replace(":", "_")
-        run_eval(EvalConfig(suite, agent, str(out), samples=2, ks=(1, 2), workers=2, tasks=TASKS,
-                            progress=False))
-        files.append(str(out / "results.json"))
+    for agent in ("noop", "reference", "random_1"):
+        os.makedirs(tmp_path / agent)
+        shutil.copy(os.path.join(FIXTURES, agent, "results.json"), tmp_path / agent / "results.json")
+        files.append(str(tmp_path / agent / "results.json"))
     return files
 
 

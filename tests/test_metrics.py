@@ -12,6 +12,8 @@ from agentenv import ExecResult, RunContext, RuntimeEnv, ScoredCommand, ScoringC
 from agentenv.builtin.metrics import TestMetrics
 from agentenv.builtin.reports import JUnitFormat, PytestFormat, PytestJsonFormat, RewardFileFormat, parse_error
 
+pytestmark = pytest.mark.unit
+
 PROVIDER = TestMetrics()
 FORMATS = {"json": PytestJsonFormat(), "junit": JUnitFormat()}
 
@@ -147,6 +149,13 @@ def test_a_reward_file_gives_a_score_in_0_1_and_nothing_else():
     for data, score in ((b"1\n", 1.0), (b"0.25", 0.25), (b'{"reward": 0.5}', 0.5), (b"0", 0.0)):
         m = PROVIDER.measure(RunContext("c", result, fmt.parse(cmd, result, data)))
         assert m["report_score"] == score and "test_pass_rate" not in m, data
-    for data in (None, b"", b"1.5", b"-0.1", b"nan", b"passed", b'{"reward": "1"}', b"\xff"):
+    for data in (None, b"", b"1.5", b"-0.1", b"nan", b"NaN", b"passed", b'{"reward": "1"}', b"\xff", b"true"):
         m = PROVIDER.measure(RunContext("c", result, fmt.parse(cmd, result, data)))
         assert m["report_score"] == 0.0 and m["report"] == "missing", data
+    # a second writer (code the check ran) spoils the file, and is flagged
+    m = PROVIDER.measure(RunContext("c", result, fmt.parse(cmd, result, b"1\n0\n")))
+    assert m["report_score"] == 0.0 and m["report"] == "tampered" and m["integrity"][0]["kind"] == "reward-file"
+    # a check that did not exit 0 (killed, say, after something else wrote "1") counts for nothing
+    for failed in (ExecResult("c", -9, "", ""), ExecResult("c", 1, "", ""), ExecResult("c", 0, "", "", timed_out=True)):
+        m = PROVIDER.measure(RunContext("c", failed, fmt.parse(cmd, failed, b"1\n")))
+        assert m["report_score"] == 0.0 and m["report"] == "incomplete", failed

@@ -470,6 +470,7 @@ def _snapshot(b: NamespaceBackend) -> dict:
     }
 
 
+@pytest.mark.slow
 def test_thousand_episodes_leak_nothing(pristine, tmp_path, monkeypatch):
     # a private temp dir: other agentenv processes on this host create theirs in /tmp meanwhile
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))

@@ -3,7 +3,6 @@
 import inspect
 import json
 import os
-import re
 import subprocess
 import sys
 import textwrap

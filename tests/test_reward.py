@@ -7,6 +7,8 @@ from hypothesis import strategies as st
 import agentenv
 from agentenv._spec import Gate, RewardLogic, RewardRule
 
+pytestmark = pytest.mark.unit
+
 METRICS = agentenv.registry().metrics
 
 rule_st = st.builds(

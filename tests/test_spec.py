@@ -12,6 +12,8 @@ import agentenv
 from agentenv import TaskSpecError, load_task, parse_task
 from _paths import REFERENCE_DOC, example
 
+pytestmark = pytest.mark.unit
+
 REFERENCE = {
     "task_id": "complex_code_refactor_01",
     "environment_config": {"runtime": "python3.10", "dependencies": ["pytest==7.4.0", "fastapi==0.104.1"]},

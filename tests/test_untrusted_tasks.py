@@ -26,6 +26,8 @@ from agentenv._spec import FileSet, Workspace
 from agentenv import materialize
 from _paths import REPO
 
+pytestmark = pytest.mark.unit
+
 BASE = {
     "task_id": "untrusted.paths",
     "environment_config": {"runtime": "python3"},

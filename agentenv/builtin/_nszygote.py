@@ -496,11 +496,18 @@ class Init:
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         in_r, in_w = os.pipe()
+        # The named pipes exist before the command starts: a writer that comes first must find the
+        # pipe, not create a plain file that the pipe would then replace (and lose the report).
+        pipes = {}  # read fd -> (path, our own write fd that keeps EOF away, buffer)
+        for path in req.get("pipes", ()):
+            pipes_fd = self._make_pipe(path)
+            if pipes_fd is not None:
+                pipes[pipes_fd[0]] = (path, pipes_fd[1], bytearray())
         start = time.monotonic()
         try:
             pid = self._spawn(argv, env, cwd, in_r, out_w, err_w)
         except OSError as exc:  # report like a shell does: the command could not start
-            for fd in (out_r, err_r, in_w, out_w, err_w, in_r):
+            for fd in (out_r, err_r, in_w, out_w, err_w, in_r, *pipes, *(w for _, w, _ in pipes.values())):
                 os.close(fd)
             message = f"agentenv: cannot run {argv[0]}: {exc}\n".encode()
             return {"exit_code": 127, "wall_ms": (time.monotonic() - start) * 1000, "cpu_ms": 0.0,
@@ -514,12 +521,7 @@ class Init:
         pidfd = os.pidfd_open(pid)
         bufs = {out_r: _Capped(cap), err_r: _Capped(cap)}
         open_fds = [out_r, err_r]
-        pipes = {}  # read fd -> (path, our own write fd that keeps EOF away, buffer)
-        for path in req.get("pipes", ()):
-            pipes_fd = self._make_pipe(path)
-            if pipes_fd is not None:
-                pipes[pipes_fd[0]] = (path, pipes_fd[1], bytearray())
-                open_fds.append(pipes_fd[0])
+        open_fds.extend(pipes)
         timed_out = False
         status = rusage = None
         deadline = start + timeout
@@ -611,6 +613,7 @@ class Init:
         (an atexit hook overwriting the report, say) appends to it and so spoils it, and a writer
         after the command finds no pipe. Init holds a write end too, so it never sees EOF early."""
         try:
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
             if os.path.lexists(path):
                 os.unlink(path)
             os.mkfifo(path, 0o600)

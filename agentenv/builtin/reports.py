@@ -259,9 +259,16 @@ class PytestJsonFormat(_FileFormat):
 
 
 class RewardFileFormat(ReportFormat):
-    """A score the task's check writes: a number in [0, 1] (Harbor's ``reward.txt``) or
-    ``{"reward": x}``. The check finds the path in ``$AGENTENV_REWARD_FILE``; it is a fresh named pipe
-    where the sandbox can make one, so nothing written before the run counts."""
+    """A score the task's check writes: one number in [0, 1] (Harbor's ``reward.txt``) or
+    ``{"reward": x}``. The check finds the path in ``$AGENTENV_REWARD_FILE``: a fresh named pipe where
+    the sandbox can make one, so nothing written before the run counts.
+
+    The score counts only when the check exits 0 and the file holds exactly one score: a second
+    writer (code the check ran, writing a score of its own) spoils it, and the run is flagged.
+    Code the check runs could still take the channel over (it runs as the same user), so a check
+    must not run the agent's code in the scored step: run it in an earlier step and inspect what it
+    left (docs/security.md).
+    """
 
     name = "reward_file"
     description = "a score in [0, 1] that the task's check writes to $AGENTENV_REWARD_FILE"
@@ -273,30 +280,45 @@ class RewardFileFormat(ReportFormat):
         return ScoredCommand(command, path, {"AGENTENV_REWARD_FILE": path}, pipe=ctx.pipes and not fixed)
 
     def parse(self, scored: ScoredCommand, result: ExecResult, report: bytes | None) -> TestReport:
-        score = parse_reward(report) if report else None
-        if score is None:
+        where = f"(reward file {scored.report_path})"
+        if not result.ok:
+            why = "ran past its time limit" if result.timed_out else f"exited {result.exit_code}"
+            return TestReport(self.name, {}, {"type": "IncompleteReport", "message": f"the check {why}; a reward "
+                                              f"file counts only from a check that exits 0 {where}"}, "incomplete")
+        scores = parse_rewards(report or b"")
+        if len(scores) > 1:
+            finding = {"kind": "reward-file", "message": f"the reward file holds {len(scores)} scores: something "
+                                                         f"besides the check wrote to it {where}"}
+            return TestReport(self.name, {}, {"type": "IntegrityViolation", "message": finding["message"]},
+                              "tampered", (finding,))
+        if not scores or scores[0] is None:
             why = "the check wrote no score" if not report else "the check's score is not a number in [0, 1]"
-            return TestReport(self.name, {}, {"type": "NoReport", "message": f"{why} (reward file {scored.report_path})"},
-                              "missing")
-        return TestReport(self.name, {}, None, score=score)
+            return TestReport(self.name, {}, {"type": "NoReport", "message": f"{why} {where}"}, "missing")
+        return TestReport(self.name, {}, None, score=scores[0])
 
 
-def parse_reward(data: bytes) -> float | None:
-    """A reward file's score: its first number (or ``{"reward": x}``), when it lies in [0, 1]."""
-    text = data.decode("utf-8", "replace").strip()
+def parse_rewards(data: bytes) -> list[float | None]:
+    """The scores in a reward file: one per line (``{"reward": x}`` or a number), None for a line that
+    is no number in [0, 1]. One good score is a valid file; anything else is not."""
+    out: list[float | None] = []
+    for line in data.decode("utf-8", "replace").splitlines():
+        if line.strip():
+            out.append(parse_reward(line))
+    return out
+
+
+def parse_reward(text: str) -> float | None:
+    """One score: a number in [0, 1], or ``{"reward": x}`` with a number x in [0, 1]."""
+    text = text.strip()
     try:
         doc = json.loads(text)
     except ValueError:
-        doc = text.split()[0] if text.split() else None
+        return None
     if isinstance(doc, Mapping):
         doc = doc.get("reward")
-        if not isinstance(doc, (int, float)) or isinstance(doc, bool):
-            return None
-    try:
-        value = float(doc)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+    if not isinstance(doc, (int, float)) or isinstance(doc, bool):
         return None
-    return value if 0.0 <= value <= 1.0 else None
+    return float(doc) if 0.0 <= doc <= 1.0 else None
 
 
 _EXC_LINE = re.compile(r"^(E\s+)?([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failed|Warning))(?::\s*(.*?))?\s*$", re.M)

@@ -201,3 +201,12 @@ def test_same_rewards_as_namespace_on_the_suites(engine):
     ids += ["pybugs.lru_cache_eviction", "pybugs.csv_quoted_fields", "pybugs.shell_rotate_logs",
             "pybugs.dotenv_parser"]
     assert _parity(ids) == []
+
+
+def test_the_docker_backend_keeps_the_sandbox_contract(backend, tmp_path):
+    """The same contract the namespace backend and a stranger's backend keep (agentenv.testing)."""
+    from agentenv.testing import check_backend
+
+    runtime = _request(tmp_path).runtime
+    checked = check_backend(backend, runtime)
+    assert {"lifecycle", "workspace", "files", "exec", "timeout", "isolation_between_sandboxes"} <= set(checked)
