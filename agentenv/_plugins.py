@@ -7,7 +7,10 @@ registered, then every ``agentenv`` entry point unless ``AGENTENV_DISABLE_PLUGIN
 skipping those named in ``AGENTENV_DISABLE_PLUGINS=name,...`` (like pytest's ``-p no:NAME``).
 
 An entry point that fails to import is *broken*: it is skipped with a warning and listed by
-``agentenv plugins`` with its cause, so one bad distribution does not break every command. A
+``agentenv plugins`` with its cause, so one bad distribution does not break every command. An
+entry point whose own package is still being imported (``import my_plugin`` ran ``import
+agentenv``, which loads the plugins) is *pending*: importing it now would re-enter a half-imported
+package, so it is loaded the next time the registry is asked for, once that import finished. A
 plugin that fails inside a hook, or registers a name another plugin has, raises
 :class:`PluginError` naming it (its half-made registrations cannot be taken back).
 
@@ -26,6 +29,7 @@ import inspect
 import logging
 import os
 import re
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
@@ -179,7 +183,7 @@ class PluginInfo:
 
     name: str
     distribution: str
-    status: str  # "loaded", "disabled" or "broken"
+    status: str  # "loaded", "disabled", "broken" or "pending"
     detail: str = ""
 
 
@@ -190,8 +194,9 @@ class PluginManager:
     (``PluginManager(autoload=False, plugins=[...])``) to see what a given set of plugins registers.
     """
 
-    def __init__(self, autoload: bool | None = None, plugins: Iterable[Any] = ()) -> None:
-        """*plugins*: extra plugin objects registered after the built-ins (tests, embedding)."""
+    def __init__(self, autoload: bool | None = None, plugins: Iterable[Any] = (), *, wait: bool = True) -> None:
+        """*plugins*: extra plugin objects registered after the built-ins (tests, embedding); *wait*:
+        leave an entry point whose package is being imported for later (``pending``)."""
         self.pm = pluggy.PluginManager("agentenv")
         self.pm.add_hookspecs(hookspecs)
         self.registry = Registry()
@@ -209,7 +214,7 @@ class PluginManager:
             self.pm.register(plugin, name=getattr(plugin, "__name__", f"extra-{i}"))
             self.plugins.append(PluginInfo(self.pm.get_name(plugin), "?", "loaded"))
         if autoload:
-            self._load_entry_points(disabled)
+            self._load_entry_points(disabled, wait)
         self._collect()
 
     @property
@@ -221,13 +226,21 @@ class PluginManager:
     def broken(self) -> list[PluginInfo]:
         return [p for p in self.plugins if p.status == "broken"]
 
-    def _load_entry_points(self, disabled: frozenset[str]) -> None:
+    @property
+    def pending(self) -> list[PluginInfo]:
+        """Entry points left for later because their package was being imported (see the module doc)."""
+        return [p for p in self.plugins if p.status == "pending"]
+
+    def _load_entry_points(self, disabled: frozenset[str], wait: bool) -> None:
         for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
             if self.pm.has_plugin(ep.name):
                 continue
             dist = ep.dist.name if ep.dist else "?"
             if ep.name in disabled or dist in disabled:
                 self.plugins.append(PluginInfo(ep.name, dist, "disabled", DISABLE_ENV))
+                continue
+            if wait and _importing(ep.value):
+                self.plugins.append(PluginInfo(ep.name, dist, "pending", "its package was being imported"))
                 continue
             try:
                 plugin = ep.load()
@@ -252,6 +265,12 @@ class PluginManager:
                 except Exception as exc:
                     raise PluginError(f"plugin {impl.plugin_name!r} failed in {hook}: {type(exc).__name__}: {exc}; "
                                       f"fix or uninstall it, or set {DISABLE_ENV}={impl.plugin_name}") from exc
+
+
+def _importing(target: str) -> bool:
+    """Whether the package of an entry point's module (``pkg.mod:attr``) is being imported right now."""
+    module = sys.modules.get(target.split(":")[0].split(".")[0])
+    return module is not None and bool(getattr(getattr(module, "__spec__", None), "_initializing", False))
 
 
 def disabled_plugins() -> frozenset[str]:
@@ -280,12 +299,18 @@ def on_registry(listener: Callable[[Registry], None]) -> None:
             listener(_manager.registry)
 
 
-def get_plugin_manager() -> PluginManager:
-    """The process's plugin manager, built (and every plugin loaded) on first use."""
+def get_plugin_manager(*, complete: bool = False) -> PluginManager:
+    """The process's plugin manager, built (and every plugin loaded) on first use.
+
+    Pending plugins are loaded as soon as their packages are imported; *complete* loads them now
+    (what a plugin package calls at the end of its ``__init__``, when its plugin module can load)."""
     global _manager
     with _lock:
-        if _manager is None:
-            _manager = PluginManager()
+        stale = _manager is not None and bool(_manager.pending) and (complete or not any(
+            _importing(ep.value) for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+            if ep.name in {p.name for p in _manager.pending}))
+        if _manager is None or stale:  # first use, or the packages of pending plugins are imported by now
+            _manager = PluginManager(wait=not complete)
             for listener in _listeners:
                 listener(_manager.registry)
         return _manager

@@ -27,3 +27,9 @@ __all__ = [
     "train",
     "train_text_policy",
 ]
+
+# Imported before agentenv, this package's plugin was left pending while we were being imported:
+# register its suites' Gymnasium ids now (a no-op when agentenv was imported first).
+import agentenv as _agentenv  # noqa: E402
+
+_agentenv.register_envs()

@@ -1,4 +1,4 @@
-"""Defaults shared by the CLI and the library; no imports, so the CLI hook can read them while
-``import agentenv`` is still running."""
+"""Defaults shared by the CLI and the library. Nothing heavy is imported here, so that building the
+``agentenv`` command line (which reads them for ``--help``) does not import torch."""
 
 DEFAULT_MAX_TOKENS = 7  # the token wrapper's program length limit

@@ -10,6 +10,8 @@ import gymnasium as gym
 
 from agentenv import hookimpl
 
+from . import cli  # light: its heavy imports are inside the commands, so the parser is built without torch
+
 SUITES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "suites")
 EDIT_CHOICE_ID = "agentenv_sb3/EditChoice-v0"
 TOKENS_ID = "agentenv_sb3/TokenSynthesis-v0"
@@ -35,8 +37,6 @@ def agentenv_add_agents(registry) -> None:
 
 @hookimpl
 def agentenv_add_cli_commands(registry) -> None:
-    from . import cli
-
     registry.add_command("train", "train a stable-baselines3 policy on a suite (edit-choice or token wrapper)",
                          cli.configure_train, cli.run_train)
     registry.add_command("train-text", "REINFORCE with a group baseline: a tiny character-level model on "
@@ -44,7 +44,7 @@ def agentenv_add_cli_commands(registry) -> None:
 
 
 def _make_sb3_agent(arg, task, mode, best=False):
-    # imported on use: this hook runs inside ``import agentenv``, before agentenv_sb3 can import agentenv
+    # imported on use: the agent needs torch, which every agentenv command would otherwise import
     from .agent import make_sb3_agent
 
     return make_sb3_agent(arg, task, mode, best=best)
