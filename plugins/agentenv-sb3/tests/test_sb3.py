@@ -87,8 +87,8 @@ def test_bad_candidates_name_the_file_and_field(tmp_path):
     src = gym.spec("agentenv/sb3.repair.clamp-v0").kwargs["task"]
     doc = json.load(open(src))
     doc["metadata"]["candidates"][1] = {"name": "broken", "files": {"clamp.py": 3}}
-    doc["workspace"]["directory"] = os.path.join(os.path.dirname(src), "workspace")
-    doc["reference_solution"]["directory"] = os.path.join(os.path.dirname(src), "solution")
+    for folder in ("workspace", "solution"):  # a task's folders lie inside its own folder
+        shutil.copytree(os.path.join(os.path.dirname(src), folder), tmp_path / folder)
     path = tmp_path / "task.json"
     path.write_text(json.dumps(doc))
     with pytest.raises(agentenv.TaskSpecError) as err:
