@@ -1,0 +1,245 @@
+"""Real episodes as scheduler work: one sandboxed episode per attempt, cut cleanly at a deadline.
+
+:class:`EpisodeWork` is the work callable that eval, audit and training hand to an executor: it
+builds the environment with ``gym.make`` (one per slot and task, reused across that slot's
+episodes), the agent with :func:`agentenv.make_agent`, and plays the episode with
+:func:`agentenv.run_episode`. It reports the phases to the scheduler (``agent`` once the sandbox is
+up, ``scoring`` before the step that evaluates) and tracks every sandbox the episode opens, so a
+cancellation kills them at once, even in the middle of a command, and nothing outlives the attempt.
+Uses only agentenv's public names (looked up at call time: this module loads with the package).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import gymnasium as gym
+
+import agentenv
+
+from ._scheduler import AttemptContext, Deadlines, EpisodeJob
+
+GENERIC_ENV_ID = "agentenv/Task-v0"
+
+
+@dataclass(frozen=True)
+class RolloutRequest:
+    """What one episode needs: the task, its mode, its sample number and seed."""
+
+    task: Any  # agentenv.TaskSpec
+    mode: str
+    sample: int
+    seed: int
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.task.task_id, self.sample)
+
+
+@dataclass
+class Rollout:
+    """The result of one attempt: the episode, and its trajectory records when asked for."""
+
+    task_id: str
+    sample: int
+    seed: int
+    mode: str
+    episode: Any  # agentenv.EpisodeResult
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def reward_masked(self) -> bool:  # the scheduler's retry rule reads this
+        return bool(self.episode.reward_masked)
+
+    @property
+    def infra_error(self) -> str | None:
+        return self.episode.infra_error
+
+    def summary(self) -> dict[str, Any]:
+        """What must not depend on the number of workers or lanes (timings excluded)."""
+        e = self.episode
+        return {"task_id": self.task_id, "sample": self.sample, "seed": self.seed, "mode": self.mode,
+                "reward": e.reward, "score": e.score, "success": e.success, "rounds": e.rounds,
+                "terminated": e.terminated, "truncated": e.truncated, "reward_masked": e.reward_masked}
+
+
+def task_deadlines(task: Any, mode: str, start_s: float = 120.0, agent_step_s: float = 60.0,
+                   scoring_margin_s: float = 30.0) -> Deadlines:
+    """Phase budgets from a task's own limits: the agent gets ``agent_step_s`` to choose each action
+    plus the command wall-time of each round; scoring gets the wall-time of each scored step plus a
+    margin (the scoring buffer a sandbox keeps past the rollout deadline)."""
+    wall = float(task.limits.wall_time_s)
+    rounds = 1 if mode == "single_shot" else int(task.max_rounds)
+    scored = max(1, sum(1 for step in task.execution_steps if step.get("action") == "run_command"))
+    return Deadlines(start_s=start_s, agent_s=rounds * (agent_step_s + wall),
+                     scoring_s=scored * wall + scoring_margin_s)
+
+
+def rollout_job(task: Any, sample: int, mode: str, seed: int, deadlines: Deadlines | None = None,
+                group: Any = None) -> EpisodeJob:
+    """The scheduler job of sample *sample* of *task* (key ``(task_id, sample)``)."""
+    return EpisodeJob(key=(task.task_id, sample), task_id=task.task_id,
+                      payload=RolloutRequest(task, mode, sample, seed),
+                      expected_duration_s=task.expected_duration_s,
+                      deadlines=deadlines or task_deadlines(task, mode), group=group)
+
+
+class EpisodeWork:
+    """``work(request, ctx) -> Rollout``: one episode of *agent* (``NAME[:ARG]`` as on the command
+    line, or a callable ``(task, mode) -> Agent``) on the request's task. Picklable when the agent
+    is given by name, so a distributed executor can ship it once to each worker."""
+
+    def __init__(self, agent: str | Callable[[Any, str], Any], backend: str = "auto",
+                 reward_mode: str = "terminal", record_trajectory: bool = False,
+                 env_kwargs: dict[str, Any] | None = None):
+        self.agent, self.backend, self.reward_mode = agent, backend, reward_mode
+        self.record_trajectory = record_trajectory
+        self.env_kwargs = dict(env_kwargs or {})
+
+    def __call__(self, request: RolloutRequest, ctx: AttemptContext) -> Rollout:
+        slot_env = self._env_for(request, ctx)
+        tracker, records = slot_env.tracker, slot_env.records
+        records.clear()
+        tracker.begin()
+        ctx.on_cancel(tracker.kill_all)
+        agent = None
+        try:
+            if callable(self.agent):
+                agent = self.agent(request.task, request.mode)
+            else:
+                agent = agentenv.make_agent(self.agent, request.task, request.mode)
+            phased = _PhasedAgent(agent, ctx, slot_env.env.unwrapped.max_rounds, request.mode)
+            episode = agentenv.run_episode(slot_env.env, phased, seed=request.seed)
+        finally:
+            if agent is not None and callable(getattr(agent, "close", None)):
+                agent.close()
+            tracker.end()
+        return Rollout(request.task.task_id, request.sample, request.seed, request.mode, episode,
+                       list(records) if self.record_trajectory else [])
+
+    def _env_for(self, request: RolloutRequest, ctx: AttemptContext) -> "_SlotEnv":
+        key = (request.task.task_id, request.task.version, request.mode, id(request.task))
+        cached = ctx.local.get("agentenv.episode_env")
+        if cached is not None and cached.key == key:
+            return cached
+        if cached is not None:
+            cached.close()
+            del ctx.local["agentenv.episode_env"]
+        inner = agentenv.get_backend(self.backend) if isinstance(self.backend, str) else self.backend
+        tracker = _TrackingBackend(inner)
+        records: list[dict[str, Any]] = []
+        env = gym.make(GENERIC_ENV_ID, task=request.task, backend=tracker, mode=request.mode,
+                       reward_mode=self.reward_mode, trajectory=records.append if self.record_trajectory else None,
+                       **self.env_kwargs)
+        slot_env = _SlotEnv(key, env, tracker, records)
+        ctx.local["agentenv.episode_env"] = slot_env
+        return slot_env
+
+
+@dataclass
+class _SlotEnv:
+    key: tuple
+    env: Any
+    tracker: "_TrackingBackend"
+    records: list
+
+    def close(self) -> None:
+        self.env.close()
+
+
+class _TrackingBackend(agentenv.SandboxBackend):
+    """Wraps the real backend and remembers every sandbox an attempt opens, so a cancellation can
+    kill them all, including one that is opening right now (it is closed as soon as it exists)."""
+
+    name = "tracking"
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+        self.name = inner.name  # what episodes report as their backend
+        self._boxes: list[Any] = []
+        self._cancelled = False
+        self._lock = threading.Lock()
+
+    @classmethod
+    def availability(cls) -> Any:
+        return agentenv.Availability(True)
+
+    def begin(self) -> None:
+        with self._lock:
+            self._boxes, self._cancelled = [], False
+
+    def end(self) -> None:
+        with self._lock:
+            self._boxes = []
+
+    def open(self, request: Any) -> Any:
+        with self._lock:
+            if self._cancelled:
+                raise agentenv.SandboxError("the attempt was cancelled (its deadline passed)")
+        box = self.inner.open(request)
+        with self._lock:
+            if not self._cancelled:
+                self._boxes.append(box)
+                return box
+        _kill(box)
+        raise agentenv.SandboxError("the attempt was cancelled (its deadline passed)")
+
+    def kill_all(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            boxes, self._boxes = self._boxes, []
+        for box in boxes:
+            _kill(box)
+
+    def close(self) -> None:  # the real backend is shared: never closed from here
+        pass
+
+
+def _kill(box: Any) -> None:
+    """Stop a sandbox now. ``close()`` waits for a running command (the sandbox serialises its
+    requests), so a sandbox that exposes its init's host pid is killed first: the kernel then ends
+    every process of its pid namespace and the running command returns at once."""
+    pid = getattr(box, "init_pid", 0)
+    if pid:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    box.close()
+
+
+class _PhasedAgent(agentenv.Agent):
+    """Reports the episode's phases around the real agent: ``agent`` when the episode's sandbox is
+    up (reset), ``scoring`` before the step that evaluates (single-shot's only step, ``submit``, or
+    the last round)."""
+
+    def __init__(self, inner: Any, ctx: AttemptContext, max_rounds: int, mode: str):
+        self.inner, self.ctx, self.max_rounds, self.mode = inner, ctx, max_rounds, mode
+        self.name = getattr(inner, "name", "agent")
+        self.rounds = 0
+
+    def reset(self, task: Any, mode: str, seed: int | None = None) -> None:
+        self.ctx.enter("agent")
+        self.rounds = 0
+        self.inner.reset(task, mode, seed)
+
+    def act(self, observation: Any, info: Any) -> Any:
+        action = self.inner.act(observation, info)
+        self.rounds += 1
+        if self.mode == "single_shot" or self.rounds >= self.max_rounds or _is_submit(action):
+            self.ctx.enter("scoring")
+        return action
+
+
+def _is_submit(action: Any) -> bool:
+    if isinstance(action, (str, bytes, bytearray)):
+        try:
+            action = json.loads(action)
+        except (ValueError, RecursionError):
+            return False
+    return isinstance(action, dict) and action.get("action") == "submit"
