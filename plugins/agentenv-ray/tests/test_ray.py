@@ -113,7 +113,7 @@ def test_killed_worker_and_killed_node_lose_and_duplicate_nothing_and_a_rerun_re
     killed = threading.Event()
 
     def kill_the_extra_node_when_it_runs_an_episode():
-        node_id = extra.unique_id
+        node_id = extra.node_id
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline and not any(p.name.startswith(node_id) for p in markers.iterdir()):
             time.sleep(0.1)
@@ -122,7 +122,7 @@ def test_killed_worker_and_killed_node_lose_and_duplicate_nothing_and_a_rerun_re
 
     # half a CPU per slot: the slot of the killed node can restart on a surviving one
     with RayExecutor(work, workers=4, cpus_per_worker=0.5) as executor:
-        assert extra.unique_id in executor.nodes()
+        assert extra.node_id in executor.nodes()
         killer = threading.Thread(target=kill_the_extra_node_when_it_runs_an_episode, daemon=True)
         killer.start()
         with ResultLog(log_path) as log:

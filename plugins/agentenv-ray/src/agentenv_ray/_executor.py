@@ -173,8 +173,10 @@ class RayExecutor(Executor):
         actor = ray.remote(EpisodeActor).options(
             num_cpus=cpus_per_worker, max_restarts=-1, max_task_retries=0, max_concurrency=4,
             scheduling_strategy="SPREAD")
-        work_ref = ray.put(work)  # shipped once through the object store, not once per actor
-        self._actors = [actor.remote(work_ref, node_cache_root) for _ in range(count)]
+        # Shipped once through the object store, not once per actor; the reference is kept for as
+        # long as the executor lives, because a restarted actor reads its arguments again.
+        self._work_ref = ray.put(work)
+        self._actors = [actor.remote(self._work_ref, node_cache_root) for _ in range(count)]
         self.placement = ray.get([a.where.remote() for a in self._actors], timeout=ready_timeout_s)
         self._folders: dict[str, tuple[str, Any, str]] = {}
         self._runtimes: dict[tuple, tuple[str | None, Any]] = {}
