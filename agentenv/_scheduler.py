@@ -762,11 +762,41 @@ class Scheduler:
             self._counters["infrastructure_failures"] += 1
             self._retry_or_fail(state, live, now, why, value)
             return
-        self.predictor.observe(state.job.task_id, duration, state.job.expected_duration_s)
+        self._observe(state, duration)
         if error is not None:
             self._emit(state, live, now, "error", error=_describe(error))
         else:
             self._emit(state, live, now, "ok", value=value)
+
+    def _observe(self, state: _JobState, duration: float) -> None:
+        """Learn from a duration; when the task's prediction now belongs to another lane, its
+        queued jobs move there (in submission order), so a task whose document guessed wrong stops
+        holding up the short lane after its first runs."""
+        task_id = state.job.task_id
+        before = self.route(state.job)[0]
+        self.predictor.observe(task_id, duration, state.job.expected_duration_s)
+        if self.route(state.job)[0] == before:
+            return
+        moved: dict[str, list[Hashable]] = collections.defaultdict(list)
+        for lane_name, queue in self._queues.items():
+            for key in queue:
+                other = self._states[key]
+                if other.job.task_id != task_id:
+                    continue
+                lane, predicted = self.route(other.job)
+                other.predicted_s = predicted
+                if lane != lane_name:
+                    other.lane = lane
+                    moved[lane_name].append(key)
+        for lane_name, keys in moved.items():
+            gone = set(keys)
+            self._queues[lane_name] = collections.deque(k for k in self._queues[lane_name] if k not in gone)
+            for key in keys:
+                self._queues[self._states[key].lane].append(key)
+            self._counters["rerouted"] += len(keys)
+        for lane_name in {self._states[k].lane for keys in moved.values() for k in keys}:
+            self._queues[lane_name] = collections.deque(sorted(self._queues[lane_name],
+                                                               key=lambda k: self._states[k].index))
 
     def _retry_or_fail(self, state: _JobState, live: _Live, now: float, why: str, value: Any = None) -> None:
         if state.attempts <= self.config.retries and not self._dropping:
@@ -793,7 +823,7 @@ class Scheduler:
                                     f"{live.attempt.deadlines.start_s:g} s (deadline of the start phase)")
             else:
                 self._counters["timeouts"] += 1
-                self.predictor.observe(state.job.task_id, now - live.started_at, state.job.expected_duration_s)
+                self._observe(state, now - live.started_at)
                 budget = live.attempt.deadlines.budget(live.phase)
                 self._emit(state, live, now, "timeout", phase=live.phase,
                            error=f"cut at the {live.phase} deadline ({budget:g} s)")

@@ -391,3 +391,17 @@ def test_thread_executor_retries_infrastructure_failures_only():
     got = {o.key[0]: (o.status, o.attempts) for o in report.outcomes}
     assert got == {"flaky": ("ok", 2), "bug": ("error", 1), "fine": ("ok", 1)}
     assert "KeyError" in report.outcomes[1].error
+
+
+def test_a_task_whose_document_guessed_short_moves_its_queued_jobs_to_the_long_lane():
+    """The document says 0.3 s, the episodes take 25 s: after the first one finishes, the rest of
+    that task's queued jobs leave the short lane, and the outcomes record the corrected prediction."""
+    jobs = [EpisodeJob(("liar", i), "liar", expected_duration_s=0.3) for i in range(6)]
+    jobs += [EpisodeJob(("short", i), "short", expected_duration_s=0.3) for i in range(30)]
+    behaviours = {j.key: Behaviour(agent_s=25.0 if j.task_id == "liar" else 0.3) for j in jobs}
+    config = SchedulerConfig(deadlines=Deadlines(agent_s=60), burst_jitter_s=0)
+    report, _, _, _ = run_sim(behaviours, jobs, 2, config)
+    liar = [o for o in report.outcomes if o.task_id == "liar"]
+    assert liar[0].lane == "short" and liar[0].predicted_s == 0.3
+    assert report.counters["rerouted"] >= 1
+    assert [o.lane for o in liar[-3:]] == ["long"] * 3 and liar[-1].predicted_s == pytest.approx(25.0, rel=0.01)
