@@ -905,8 +905,10 @@ class Scheduler:
         return demand
 
     def targets(self) -> dict[str, int]:
-        """Slots each lane should own now: its minimum, plus a share of the rest by demand (queued
-        plus running), within its maximum (largest remainders get the odd slots)."""
+        """Slots each lane should own now: its minimum; then one slot for each lane with work; then
+        the rest to the shortest lanes first, each up to its demand (queued plus running) and its
+        maximum. So a short episode waits only for other short episodes, and a longer lane's
+        ``min_workers`` is the capacity that keeps its tail moving while short work floods in."""
         total = len(self._slots)
         lanes = self.config.lanes
         demand = self._demand()
@@ -923,21 +925,10 @@ class Scheduler:
             if spare > 0 and demand[lane.name] > 0 and target[lane.name] == 0 and cap[lane.name] > 0:
                 target[lane.name] = 1
                 spare -= 1
-        wanting = [lane.name for lane in lanes if demand[lane.name] > target[lane.name] and target[lane.name] < cap[lane.name]]
-        while spare > 0 and wanting:
-            weight = sum(demand[n] for n in wanting)
-            shares = {n: spare * demand[n] / weight for n in wanting}
-            given = 0
-            for n in wanting:
-                add = min(int(shares[n]), cap[n] - target[n], max(0, demand[n] - target[n]))
-                target[n] += add
-                given += add
-            if given == 0:  # hand out single slots by largest remainder
-                n = max(wanting, key=lambda n: (shares[n] - int(shares[n]), demand[n]))
-                target[n] += 1
-                given = 1
-            spare -= given
-            wanting = [n for n in wanting if demand[n] > target[n] and target[n] < cap[n]]
+        for lane in lanes:  # then shortest lanes first, each up to its demand and maximum
+            add = max(0, min(spare, cap[lane.name] - target[lane.name], demand[lane.name] - target[lane.name]))
+            target[lane.name] += add
+            spare -= add
         return target
 
     def _rebalance(self, initial: bool = False) -> None:
