@@ -96,10 +96,14 @@ class EpisodeWork:
 
     def __init__(self, agent: str | Callable[[Any, str], Any], backend: str = "auto",
                  reward_mode: str = "terminal", record_trajectory: bool = False,
-                 env_kwargs: dict[str, Any] | None = None):
+                 env_kwargs: dict[str, Any] | None = None, reuse_agents: bool = False):
         self.agent, self.backend, self.reward_mode = agent, backend, reward_mode
         self.record_trajectory = record_trajectory
         self.env_kwargs = dict(env_kwargs or {})
+        #: keep one agent per slot and task (agents that start a process or a connection); the
+        #: default builds one per episode, so that no episode's result depends on which slot ran
+        #: it or what that slot ran before
+        self.reuse_agents = reuse_agents
 
     def __call__(self, request: RolloutRequest, ctx: AttemptContext) -> Rollout:
         slot_env = self._env_for(request, ctx)
@@ -107,18 +111,21 @@ class EpisodeWork:
         records.clear()
         tracker.begin()
         ctx.on_cancel(tracker.kill_all)
-        agent = None
+        agent, finished = slot_env.agent if self.reuse_agents else None, False
         try:
-            if callable(self.agent):
-                agent = self.agent(request.task, request.mode)
-            else:
-                agent = agentenv.make_agent(self.agent, request.task, request.mode)
+            if agent is None:
+                agent = (self.agent(request.task, request.mode) if callable(self.agent)
+                         else agentenv.make_agent(self.agent, request.task, request.mode))
             phased = _PhasedAgent(agent, ctx, slot_env.env.unwrapped.max_rounds, request.mode)
             episode = agentenv.run_episode(slot_env.env, phased, seed=request.seed)
+            finished = not ctx.cancelled
         finally:
-            if agent is not None and callable(getattr(agent, "close", None)):
-                agent.close()
             tracker.end()
+            if self.reuse_agents and finished:
+                slot_env.agent = agent
+            else:  # a cut or failed episode leaves its agent mid-way: never reused
+                slot_env.agent = None
+                _close(agent)
         return Rollout(request.task.task_id, request.sample, request.seed, request.mode, episode,
                        list(records) if self.record_trajectory else [])
 
@@ -147,9 +154,17 @@ class _SlotEnv:
     env: Any
     tracker: "_TrackingBackend"
     records: list
+    agent: Any = None
 
     def close(self) -> None:
+        _close(self.agent)
+        self.agent = None
         self.env.close()
+
+
+def _close(agent: Any) -> None:
+    if agent is not None and callable(getattr(agent, "close", None)):
+        agent.close()
 
 
 class _TrackingBackend(agentenv.SandboxBackend):
