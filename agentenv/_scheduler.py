@@ -389,6 +389,19 @@ class AttemptContext:
                 return
         hook()
 
+    @staticmethod
+    def close_local(local: dict) -> None:
+        """Close every value of a slot's state that can be closed (envs, agents); executors call
+        it when a slot ends."""
+        for value in list(local.values()):
+            closer = getattr(value, "close", None)
+            if callable(closer):
+                try:
+                    closer()
+                except Exception:
+                    log.exception("closing a worker's %s", type(value).__name__)
+        local.clear()
+
     def cancel(self) -> None:
         """Fire the cancel hooks once (each hook's failure is logged, the others still run)."""
         with self._lock:
@@ -516,8 +529,8 @@ class ThreadExecutor(Executor):
             self._generation[slot] += 1
             self._threads[slot] = None
             self._locals[slot] = {}  # the stuck thread keeps the old state; the new thread starts clean
-        log.warning("attempt %s of %r did not stop %s after its cancellation; its thread is abandoned",
-                    attempt.id, attempt.job.key, "in time")
+        log.warning("attempt %s of %r did not stop in time after its cancellation; its thread is abandoned",
+                    attempt.id, attempt.job.key)
 
     def close(self) -> None:
         with self._lock:
@@ -534,19 +547,7 @@ class ThreadExecutor(Executor):
             if thread is not None and thread is not threading.current_thread():
                 thread.join(timeout=30)
         for local in self._locals:
-            close_local_state(local)
-
-
-def close_local_state(local: dict) -> None:
-    """Close every value of a slot's state that can be closed (envs, agents)."""
-    for value in list(local.values()):
-        closer = getattr(value, "close", None)
-        if callable(closer):
-            try:
-                closer()
-            except Exception:
-                log.exception("closing a worker's %s", type(value).__name__)
-    local.clear()
+            AttemptContext.close_local(local)
 
 
 def is_infrastructure_failure(value: Any, error: BaseException | None) -> bool:
@@ -639,6 +640,10 @@ class Scheduler:
     def winding_down(self) -> bool:
         """True once the run stopped taking work (over-provisioning satisfied, or interrupted)."""
         return self._dropping
+
+    def running(self) -> list[tuple[Attempt, str, bool]]:
+        """(attempt, home lane of its slot, stolen) for every attempt that holds a slot."""
+        return [(live.attempt, self._slots[live.attempt.slot].home, live.stolen) for live in self._live.values()]
 
     def idle_slots(self) -> list[_Slot]:
         return [s for s in self._slots if s.attempt is None]

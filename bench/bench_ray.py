@@ -25,9 +25,9 @@ def timed(executor: agentenv.Executor, jobs: list) -> tuple[float, agentenv.RunR
     started = time.monotonic()
     report = Scheduler(executor, SchedulerConfig()).run(jobs)
     wall = time.monotonic() - started
-    bad = [o for o in report.outcomes if o.status != "ok" or not o.value.episode.success]
-    if bad:
-        raise SystemExit(f"an episode failed: {bad[0].status} {bad[0].error}")
+    bad = [o for o in report.outcomes if o.status != "ok"]
+    if bad:  # (whether the reference *succeeds* can depend on load: fast_primes has a speed rule)
+        raise SystemExit(f"episode {bad[0].key} failed: {bad[0].status} {bad[0].error}")
     return wall, report
 
 

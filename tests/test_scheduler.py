@@ -149,9 +149,17 @@ class Recorder:
     def __init__(self, config: SchedulerConfig, executor: SimExecutor):
         self.config, self.executor = config, executor
         self.rounds = 0
+        self.seen: set[int] = set()
 
     def __call__(self, sched: Scheduler) -> None:
         self.rounds += 1
+        for attempt, home, stolen in sched.running():
+            if attempt.id in self.seen:
+                continue
+            self.seen.add(attempt.id)
+            if stolen:  # a slot lends itself only when its own lane has nothing waiting
+                assert sched.queued[home] == 0, (attempt, home, sched.queued)
+                assert attempt.lane != home
         assert sched.starting() <= self.config.max_starting
         assert len(self.executor.starting) <= self.config.max_starting
         if sched.starting() >= self.config.max_starting or sched.winding_down:

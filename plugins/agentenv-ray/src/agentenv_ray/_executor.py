@@ -118,14 +118,7 @@ class EpisodeActor:
         return True
 
     def close(self) -> None:
-        for value in list(self.local.values()):
-            closer = getattr(value, "close", None)
-            if callable(closer):
-                try:
-                    closer()
-                except Exception:
-                    log.exception("closing %s", type(value).__name__)
-        self.local.clear()
+        AttemptContext.close_local(self.local)
 
     def _localize(self, payload: Any) -> Any:
         if not isinstance(payload, ShippedRollout):
