@@ -175,6 +175,7 @@ class BurstWork:
         self.backend, self.request = backend, request
         self.lock = threading.Lock()
         self.creating = self.max_creating = 0
+        self.boxes: list = []
 
     def __call__(self, payload: int, ctx: agentenv.AttemptContext) -> int:
         with self.lock:
@@ -185,6 +186,8 @@ class BurstWork:
         finally:
             with self.lock:
                 self.creating -= 1
+        with self.lock:
+            self.boxes.append(box)
         ctx.on_cancel(box.close)
         try:
             ctx.enter("agent")
@@ -205,13 +208,11 @@ def burst(args: argparse.Namespace) -> dict:
     work = BurstWork(backend, request)
     jobs = [EpisodeJob(("burst", i), "burst", payload=i, expected_duration_s=0.01) for i in range(args.burst)]
     config = SchedulerConfig(max_starting=cap, burst_jitter_s=0.02, deadlines=Deadlines(start_s=120, agent_s=60))
-    before = backend.open_count()
     started = time.monotonic()
     with ThreadExecutor(work, workers=args.burst_workers, name="burst") as executor:
         report = Scheduler(executor, config).run(jobs)
     wall = time.monotonic() - started
-    time.sleep(0.5)
-    left = backend.open_count() - before
+    left = sum(1 for box in work.boxes if box.alive)
     statuses = report.by_status()
     print()
     print(f"Burst (REAL namespace sandboxes: open, `true`, close): {args.burst} episodes submitted at once, "

@@ -22,6 +22,7 @@ import os
 import pickle
 import queue
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -174,6 +175,7 @@ class RayExecutor(Executor):
         self._folders: dict[str, tuple[str, Any, str]] = {}
         self._runtimes: dict[tuple, tuple[str | None, Any]] = {}
         self._lock = threading.Lock()
+        self._suspect: set[int] = set()  # slots whose actor died and may be restarting
         self._closed = False
 
     @property
@@ -227,13 +229,30 @@ class RayExecutor(Executor):
     def start(self, attempt: Attempt, events: Any) -> None:
         if self._closed:
             raise agentenv.SchedulerError("this RayExecutor is closed")
-        stream = self._actors[attempt.slot].run.remote(attempt, self._payload(attempt.job.payload))
-        threading.Thread(target=self._pump, args=(attempt, events, stream), daemon=True,
+        payload = self._payload(attempt.job.payload)
+        threading.Thread(target=self._pump, args=(attempt, events, payload), daemon=True,
                          name=f"agentenv-ray-pump-{attempt.id}").start()
 
-    @staticmethod
-    def _pump(attempt: Attempt, events: Any, stream: Any) -> None:
+    def _wait_until_alive(self, slot: int, budget_s: float) -> None:
+        """A slot whose actor just died is restarting: wait for it (within the attempt's start
+        budget) instead of failing the next attempt at once, which would spend its retries in
+        milliseconds on the same restarting actor."""
+        deadline = time.monotonic() + budget_s
+        while True:
+            try:
+                ray.get(self._actors[slot].where.remote(), timeout=max(1.0, deadline - time.monotonic()))
+                self._suspect.discard(slot)
+                return
+            except (ray.exceptions.ActorUnavailableError, ray.exceptions.GetTimeoutError):
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.5)
+
+    def _pump(self, attempt: Attempt, events: Any, payload: Any) -> None:
         try:
+            if attempt.slot in self._suspect:
+                self._wait_until_alive(attempt.slot, attempt.deadlines.start_s)
+            stream = self._actors[attempt.slot].run.remote(attempt, payload)
             for ref in stream:
                 event = ray.get(ref)
                 if event[0] == "phase":
@@ -243,6 +262,7 @@ class RayExecutor(Executor):
                     return
             events.done(attempt, None, WorkerLost("the worker ended the attempt without a result"))
         except ray.exceptions.RayError as exc:  # the actor, its process or its node died
+            self._suspect.add(attempt.slot)
             events.done(attempt, None, WorkerLost(f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"))
         except BaseException as exc:  # never leave an attempt without an answer
             events.done(attempt, None, WorkerLost(f"{type(exc).__name__}: {exc}"))
@@ -252,6 +272,7 @@ class RayExecutor(Executor):
 
     def abandon(self, attempt: Attempt) -> None:
         log.warning("attempt %s ignored its cancellation: restarting the worker of slot %d", attempt.id, attempt.slot)
+        self._suspect.add(attempt.slot)
         ray.kill(self._actors[attempt.slot], no_restart=False)
 
     def close(self) -> None:
