@@ -9,10 +9,11 @@ episode, so the scheduler knows nothing of sandboxes. Standard library only.
 - **Lanes.** Each job is routed by its predicted duration (the task's ``expected_duration_s``,
   corrected online per task by :class:`DurationPredictor`: an EWMA of the p90 of recent durations)
   into the first lane whose ``max_predicted_s`` covers it. The prediction used is recorded with the
-  outcome. Every worker slot has a home lane; the lanes' shares follow their demand (queued plus
-  running), within each lane's ``min_workers``/``max_workers``. An idle slot serves its home lane
-  first; when that is empty it *steals* from another lane and returns home when the episode ends,
-  so no slot idles while work waits (except a lane's ``reserve`` of idle slots, which are never lent).
+  outcome. Every worker slot has a home lane; each lane owns its ``min_workers``, and the other
+  slots go to the shortest lanes first, each up to its demand (queued plus running) and its
+  ``max_workers``. An idle slot serves its home lane first; when that is empty it *steals* from
+  another lane and returns home when the episode ends, so no slot idles while work waits (except
+  a lane's ``reserve`` of idle slots, which are never lent).
 - **Deadlines per phase.** An attempt is in ``start`` (sandbox creation) until the work calls
   ``ctx.enter("agent")``, then ``agent`` until ``ctx.enter("scoring")``. Each phase has its own
   budget (:class:`Deadlines`); scoring gets ``scoring_s`` from its start, so a sandbox outlives the
