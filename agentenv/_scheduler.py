@@ -911,26 +911,24 @@ class Scheduler:
         return demand
 
     def targets(self) -> dict[str, int]:
-        """Slots each lane should own now: its minimum; then one slot for each lane with work; then
+        """Slots each lane should own now: one for each lane with work; then each lane's minimum; then
         the rest to the shortest lanes first, each up to its demand (queued plus running) and its
         maximum. So a short episode waits only for other short episodes, and a longer lane's
         ``min_workers`` is the capacity that keeps its tail moving while short work floods in."""
         total = len(self._slots)
         lanes = self.config.lanes
         demand = self._demand()
-        target = {lane.name: min(lane.min_workers, total) for lane in lanes}
-        spare = total - sum(target.values())
-        if spare < 0:  # more minimums than slots: shortest lanes first
-            target, left = {}, total
-            for lane in lanes:
-                target[lane.name] = min(lane.min_workers, left)
-                left -= target[lane.name]
-            return target
         cap = {lane.name: (lane.max_workers if lane.max_workers is not None else total) for lane in lanes}
+        target = {lane.name: 0 for lane in lanes}
+        spare = total
         for lane in lanes:  # no lane with work is starved: one slot each first, shortest lanes first
-            if spare > 0 and demand[lane.name] > 0 and target[lane.name] == 0 and cap[lane.name] > 0:
+            if spare > 0 and demand[lane.name] > 0:
                 target[lane.name] = 1
                 spare -= 1
+        for lane in lanes:  # then the minimums, while slots last
+            add = max(0, min(spare, lane.min_workers - target[lane.name]))
+            target[lane.name] += add
+            spare -= add
         for lane in lanes:  # then shortest lanes first, each up to its demand and maximum
             add = max(0, min(spare, cap[lane.name] - target[lane.name], demand[lane.name] - target[lane.name]))
             target[lane.name] += add

@@ -190,6 +190,7 @@ LANE_SETS = {
     "two": (Lane("short", 5.0, min_workers=1), Lane("long", math.inf, min_workers=1)),
     "fifo": (Lane("fifo", math.inf),),
     "three": (Lane("short", 1.0), Lane("mid", 10.0, max_workers=2), Lane("long", math.inf, max_workers=1)),
+    "reserve": (Lane("short", 5.0, min_workers=2, reserve=1), Lane("long", math.inf)),
 }
 
 
