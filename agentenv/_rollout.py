@@ -109,8 +109,8 @@ class EpisodeWork:
         slot_env = self._env_for(request, ctx)
         tracker, records = slot_env.tracker, slot_env.records
         records.clear()
-        tracker.begin()
-        ctx.on_cancel(tracker.kill_all)
+        generation = tracker.begin()
+        ctx.on_cancel(lambda: tracker.kill_all(generation))  # a late cancel never reaches a later episode
         agent, finished = slot_env.agent if self.reuse_agents else None, False
         try:
             if agent is None:
@@ -178,15 +178,19 @@ class _TrackingBackend(agentenv.SandboxBackend):
         self.name = inner.name  # what episodes report as their backend
         self._boxes: list[Any] = []
         self._cancelled = False
+        self._generation = 0
         self._lock = threading.Lock()
 
     @classmethod
     def availability(cls) -> Any:
         return agentenv.Availability(True)
 
-    def begin(self) -> None:
+    def begin(self) -> int:
+        """Start tracking a new attempt; returns its generation (what :meth:`kill_all` names)."""
         with self._lock:
             self._boxes, self._cancelled = [], False
+            self._generation += 1
+            return self._generation
 
     def end(self) -> None:
         with self._lock:
@@ -204,8 +208,10 @@ class _TrackingBackend(agentenv.SandboxBackend):
         _kill(box)
         raise agentenv.SandboxError("the attempt was cancelled (its deadline passed)")
 
-    def kill_all(self) -> None:
+    def kill_all(self, generation: int) -> None:
         with self._lock:
+            if generation != self._generation:
+                return  # that attempt is over; its sandboxes were closed by its own episode
             self._cancelled = True
             boxes, self._boxes = self._boxes, []
         for box in boxes:
