@@ -263,7 +263,8 @@ class RayExecutor(Executor):
             events.done(attempt, None, WorkerLost("the worker ended the attempt without a result"))
         except ray.exceptions.RayError as exc:  # the actor, its process or its node died
             self._suspect.add(attempt.slot)
-            events.done(attempt, None, WorkerLost(f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"))
+            first_line = (str(exc).splitlines() or [""])[0][:300]
+            events.done(attempt, None, WorkerLost(f"{type(exc).__name__}: {first_line}"))
         except BaseException as exc:  # never leave an attempt without an answer
             events.done(attempt, None, WorkerLost(f"{type(exc).__name__}: {exc}"))
 
