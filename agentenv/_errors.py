@@ -10,6 +10,7 @@ Every error agentenv raises on purpose derives from :class:`AgentEnvError`::
     │                          the workspace, ...); the environment answers it in the observation
     ├── AgentError             an agent is misconfigured (bad spec, unreadable replay file, ...)
     ├── SourceError            a pinned source distribution cannot be fetched, verified or unpacked
+    ├── SchedulerError         a scheduler cannot be built or run as asked (bad lanes, deadlines, keys)
     ├── ToolError              a tool built on the environments cannot start or go on (the message
     │   │                      names the file or argument and the fix)
     │   ├── EvalError          agentenv eval: bad arguments, an output folder from another run
@@ -71,6 +72,10 @@ class AgentError(AgentEnvError):
 
 class SourceError(AgentEnvError):
     """A pinned source distribution could not be fetched, verified or unpacked."""
+
+
+class SchedulerError(AgentEnvError):
+    """A scheduler cannot be built or run as asked (bad lanes, deadlines, duplicate job keys...)."""
 
 
 class ToolError(AgentEnvError):

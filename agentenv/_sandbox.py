@@ -163,6 +163,13 @@ class Sandbox(abc.ABC):
     def close(self) -> None:
         """Destroy the sandbox and everything in it. Idempotent."""
 
+    def kill(self) -> None:
+        """Stop every process of the sandbox *now*, even while a command runs, then close it.
+
+        A scheduler cuts a straggler at its deadline with this: ``close`` may wait for the running
+        command to return first. The default is ``close``; a backend that can do better overrides it."""
+        self.close()
+
     @property
     @abc.abstractmethod
     def alive(self) -> bool:

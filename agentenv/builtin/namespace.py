@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import shutil
+import signal
 import socket
 import stat
 import subprocess
@@ -480,6 +481,16 @@ class NamespaceSandbox(AgentSandbox):
                                   wall_ms=timeout * 1000, timed_out=True)
             raise
         return self._exec_result(shown, reply, data)
+
+    def kill(self) -> None:
+        # init is pid 1 of the sandbox's pid namespace: killing it ends every process of the sandbox
+        # at once, and a command in progress returns (the close that follows does not wait for it)
+        if self.init_pid:
+            try:
+                os.kill(self.init_pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        self.close()
 
     def close(self) -> None:
         with self._lock:
