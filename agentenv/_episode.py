@@ -24,8 +24,8 @@ from ._extension import Agent
 from ._plugins import registry
 from ._spec import AGENTIC, Mode, TaskSpec
 
-#: why an episode did not succeed (None: it did)
-CAUSES = ("infrastructure", "agent_error", "unsolved", "max_rounds")
+#: why an episode did not succeed (None: it did); ``timeout``: a scheduler cut it at a phase deadline
+CAUSES = ("infrastructure", "agent_error", "timeout", "unsolved", "max_rounds")
 
 
 def make_agent(spec: str, task: TaskSpec, mode: Mode) -> Agent:

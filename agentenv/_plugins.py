@@ -50,6 +50,7 @@ from ._extension import (
     Runtime,
 )
 from ._sandbox import SandboxBackend
+from ._scheduler import Executor
 
 log = logging.getLogger("agentenv.plugins")
 ENTRY_POINT_GROUP = "agentenv"
@@ -60,6 +61,7 @@ DISABLE_ENV = "AGENTENV_DISABLE_PLUGINS"
 DEFAULT_PLUGINS = (
     "agentenv.builtin.runtimes",
     "agentenv.builtin.namespace_plugin",
+    "agentenv.builtin.executors",
     "agentenv.builtin.actions",
     "agentenv.builtin.reports",
     "agentenv.builtin.metrics",
@@ -80,6 +82,7 @@ class Registry:
     def __init__(self) -> None:
         self.runtimes: list[Runtime] = []
         self.backends: dict[str, type[SandboxBackend]] = {}
+        self.executors: dict[str, ExecutorEntry] = {}
         self.actions: dict[str, ActionType] = {}
         self.report_formats: dict[str, ReportFormat] = {}
         self.metric_providers: list[MetricProvider] = []
@@ -102,6 +105,11 @@ class Registry:
         if backend.name in self.backends:
             raise self._dup("backend", backend.name)
         self.backends[backend.name] = backend
+
+    def add_executor(self, name: str, factory: Callable[..., Executor], help: str = "") -> None:
+        if name in self.executors:
+            raise self._dup("executor", name)
+        self.executors[name] = ExecutorEntry(name, factory, help)
 
     def add_action(self, action: ActionType) -> None:
         if action.name in self.actions:
@@ -170,11 +178,26 @@ class Registry:
         except KeyError:
             raise UnknownNameError("sandbox backend", name, self.backends) from None
 
+    def executor(self, name: str) -> ExecutorEntry:
+        try:
+            return self.executors[name]
+        except KeyError:
+            raise UnknownNameError("executor", name, self.executors) from None
+
     def agent(self, name: str) -> AgentEntry:
         try:
             return self.agents[name]
         except KeyError:
             raise UnknownNameError("agent", name, self.agents) from None
+
+
+@dataclass(frozen=True)
+class ExecutorEntry:
+    """A registered executor: ``factory(work, workers, address) -> Executor`` (see the hook)."""
+
+    name: str
+    factory: Callable[..., Executor]
+    help: str = ""
 
 
 @dataclass(frozen=True)

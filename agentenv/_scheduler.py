@@ -260,6 +260,9 @@ class EpisodeOutcome:
     duration_s: float = 0.0  # of the last attempt, from its start to its end (or its cut)
     group: Hashable | None = None
     selected: bool | None = None  # over-provisioned runs: whether the group counts
+    #: what the work returned in earlier attempts that failed on the infrastructure and were retried
+    #: (their trajectories, kept for diagnosis), oldest first
+    retried: tuple[Any, ...] = field(default=(), repr=False)
 
     @property
     def latency_s(self) -> float:
@@ -588,6 +591,7 @@ class _JobState:
     attempts: int = 0
     first_started: float | None = None
     outcome: EpisodeOutcome | None = None
+    retried: list[Any] = field(default_factory=list)
 
 
 class Scheduler:
@@ -803,6 +807,8 @@ class Scheduler:
     def _retry_or_fail(self, state: _JobState, live: _Live, now: float, why: str, value: Any = None) -> None:
         if state.attempts <= self.config.retries and not self._dropping:
             self._counters["retries"] += 1
+            if value is not None:
+                state.retried.append(value)
             self._queues[state.lane].appendleft(state.job.key)  # it waited already: first in line
             return
         self._emit(state, live, now, "infrastructure", value=value, error=why)
@@ -856,7 +862,7 @@ class Scheduler:
             slot=live.attempt.slot if live else None, stolen=bool(live and live.stolen),
             submitted_at=0.0, started_at=None if state.first_started is None else state.first_started - self._t0,
             finished_at=now - self._t0, duration_s=(now - live.started_at) if live and live.launched else 0.0,
-            group=state.job.group)
+            group=state.job.group, retried=tuple(state.retried))
         self._counters[status] += 1
         if self._need_groups is None:
             self._report_outcome(state.outcome)

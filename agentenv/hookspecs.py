@@ -47,6 +47,19 @@ def agentenv_add_sandbox_backends(registry: "Registry") -> None:
     """
 
 
+@hookspec
+def agentenv_add_executors(registry: "Registry") -> None:
+    """Add episode executors with ``registry.add_executor(name, factory, help)``.
+
+    An executor runs the scheduler's episodes somewhere (:class:`agentenv.Executor`): ``local``
+    (threads in this process) is built in, ``ray`` comes with ``agentenv-ray``.
+    ``factory(work, workers, address) -> Executor``, where *work* is the episode callable
+    (:class:`agentenv.EpisodeWork`), *workers* the number of concurrent episodes (None: the
+    executor's own default) and *address* where to find the cluster (None: start or find a local
+    one). ``agentenv eval --executor NAME [--address ADDR]`` picks one. Called once.
+    """
+
+
 # --------------------------------------------------------------------------- the episode
 
 @hookspec

@@ -200,7 +200,7 @@ def test_an_infrastructure_failure_is_retried_then_reported_apart(tmp_path):
     always = run_eval(EvalConfig(suite, "reference", str(tmp_path / "always"), samples=2, retries=1,
                                  tasks=("examples.disk_report",), backend=FlakyBackend(10 ** 6), progress=False))
     overall = always.results["overall"]
-    assert overall["failures"] == {"infrastructure": 2, "agent_error": 0, "unsolved": 0, "max_rounds": 0}
+    assert overall["failures"] == {"infrastructure": 2, "agent_error": 0, "timeout": 0, "unsolved": 0, "max_rounds": 0}
     assert overall["scored"] == 0 and overall["mean_reward"] is None and overall["pass_at_k"]["1"] is None
     assert_valid("result.schema.json", always.results)
     eps = episodes(tmp_path / "always")

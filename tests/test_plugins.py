@@ -42,6 +42,10 @@ class EveryHook:
             "open": lambda s, r: None}))
 
     @agentenv.hookimpl
+    def agentenv_add_executors(self, registry):
+        registry.add_executor("zz-executor", lambda work, workers, address: None, "test executor")
+
+    @agentenv.hookimpl
     def agentenv_add_actions(self, registry):
         registry.add_action(type("A", (agentenv.ActionType,), {"name": "zz_action", "execute": lambda s, c, a: None})())
 
@@ -78,6 +82,7 @@ def test_each_hook_reaches_the_registry():
     checks = {
         "agentenv_add_runtimes": lambda: reg.runtime_for("zz-rt"),
         "agentenv_add_sandbox_backends": lambda: reg.backends["zz-backend"],
+        "agentenv_add_executors": lambda: reg.executor("zz-executor"),
         "agentenv_add_actions": lambda: reg.actions["zz_action"],
         "agentenv_add_report_formats": lambda: reg.report_formats["zz_format"],
         "agentenv_add_metrics": lambda: reg.metrics["zz_metric"],

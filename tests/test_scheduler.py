@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 import agentenv
 from agentenv import Deadlines, EpisodeJob, Lane, Scheduler, SchedulerConfig
 
+pytestmark = pytest.mark.unit
+
 
 # --------------------------------------------------------------------------- a simulated world
 

@@ -36,7 +36,13 @@ def _eval_configure(p) -> None:
     p.add_argument("--samples", "-n", type=int, default=1, help="episodes per task (default 1)")
     p.add_argument("-k", type=_ints, default=None, metavar="K[,K...]",
                    help="pass@k to report (default: 1, plus the number of samples when more)")
-    p.add_argument("--workers", "-w", type=int, default=1, help="concurrent sandboxes (threads)")
+    p.add_argument("--workers", "-w", type=int, default=1, help="concurrent episodes (default 1)")
+    p.add_argument("--executor", default="local",
+                   help="where episodes run: local (threads, default), ray (agentenv-ray); `agentenv plugins` lists them")
+    p.add_argument("--address", default=None, metavar="ADDR", help="the executor's cluster (ray: ray://host:port or "
+                                                                    "auto); default: a local one")
+    p.add_argument("--no-lanes", dest="lanes", action="store_false",
+                   help="first come, first served instead of lanes by predicted duration")
     p.add_argument("--backend", default="auto", help="sandbox backend (default: auto)")
     p.add_argument("--mode", default=None, choices=[SINGLE_SHOT, AGENTIC],
                    help="default: single_shot when the task has a placeholder, else agentic")
@@ -61,7 +67,8 @@ def _eval_run(args) -> int:
                         samples=args.samples, ks=tuple(sorted(set(ks))), workers=args.workers,
                         backend=args.backend, mode=args.mode, reward_mode=args.reward_mode, retries=args.retries,
                         seed=args.seed, tasks=tuple(p for p in args.tasks.split(",") if p),
-                        resume=args.resume, progress=not args.quiet)
+                        resume=args.resume, progress=not args.quiet, executor=args.executor,
+                        address=args.address, lanes=args.lanes)
     # A bad agent spec is a usage error: say so before any sandbox starts, on a task the run plays.
     first = select_tasks(suite, config.tasks)[0]
     agent = agentenv.make_agent(args.agent, first, task_mode(first, args.mode))

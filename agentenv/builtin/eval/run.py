@@ -1,15 +1,18 @@
-"""The evaluation harness behind ``agentenv eval``: N episodes per task, W concurrent sandboxes.
+"""The evaluation harness behind ``agentenv eval``: N episodes per task on the episode scheduler.
 
-Each worker is a thread that owns its own :class:`CodingEnv` (the sandbox backend is thread-safe
-and forks from its own zygote, never from this process). Episodes are written to
-``trajectories.jsonl`` whole, under a lock, each followed by one ``episode`` record; so the file is
-usable after a Ctrl-C at any point, and ``--resume`` redoes exactly the (task, sample) pairs that
-have no ``episode`` record. The first line is a ``run`` record: a resumed run must match it.
+Every (task, sample) is one job of :class:`agentenv.Scheduler`: routed to a lane by its predicted
+duration (short episodes never wait behind long ones), cut at its phase deadlines (cause
+``timeout``: the agent's failure, scored 0), retried on infrastructure failures only, run by an
+executor (``local`` threads, or ``ray`` with agentenv-ray) with W concurrent episodes. Episodes are
+written to ``trajectories.jsonl`` whole, each followed by one ``episode`` record (with the lane and
+the predicted duration that routed it); so the file is usable after a Ctrl-C at any point, and
+``--resume`` redoes exactly the (task, sample) pairs that have no ``episode`` record. The first
+line is a ``run`` record: a resumed run must match it.
 
-An infrastructure failure (``info["reward_masked"]``, or an :class:`InfrastructureError` from the
-agent) is retried; when it persists the episode counts under the cause ``infrastructure`` and is
-left out of every score. Every other exception from an agent is the agent's failure
-(``agent_error``) and scores 0.
+Results never depend on the number of workers, the lanes or the order episodes ran in: each sample
+has its own seed, and an agent that replays recordings plays the sample it is given.
+An infrastructure failure that persists counts under the cause ``infrastructure`` and is left out
+of every score. Every other exception from an agent is the agent's failure (``agent_error``).
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ import fnmatch
 import json
 import math
 import os
-import queue
 import sys
 import threading
 import time
@@ -69,6 +71,9 @@ class EvalConfig:
     tasks: tuple[str, ...] = ()  # task-id glob patterns; empty = every task
     resume: bool = False
     progress: bool = True
+    executor: str = "local"  # a registered executor (agentenv plugins lists them): local, ray
+    address: str | None = None  # the executor's cluster (ray), None: a local one
+    lanes: bool = True  # False: first come, first served (one lane)
 
     def validate(self) -> None:
         if self.samples < 1:
@@ -82,6 +87,7 @@ class EvalConfig:
                             f"raise --samples to {max(self.ks)} or drop k={max(self.ks)} from -k")
         if self.retries < 0:
             raise EvalError("--retries must be 0 or more")
+        agentenv.registry().executor(self.executor)  # an unknown name says which exist
 
 
 def task_mode(task: TaskSpec, mode: Mode | None) -> Mode:
@@ -135,13 +141,6 @@ class Progress:
 # --------------------------------------------------------------------------- the run
 
 @dataclass
-class Job:
-    task: TaskSpec
-    mode: Mode
-    sample: int
-
-
-@dataclass
 class EvalOutcome:
     results: dict[str, Any]
     episodes_run: int
@@ -178,85 +177,10 @@ def select_tasks(suite: Suite, patterns: Sequence[str]) -> list[TaskSpec]:
     return tasks
 
 
-class _Worker:
-    """One thread's environment and agent, kept while consecutive jobs are on the same task."""
-
-    def __init__(self, config: EvalConfig, writer: TrajectoryWriter, run_id: str, progress: Progress,
-                 stop: threading.Event):
-        self.config, self.writer, self.run_id = config, writer, run_id
-        self.progress, self.stop = progress, stop
-        self.key: tuple[str, str] | None = None
-        self.env = None
-        self.agent = None
-
-    def _prepare(self, job: Job) -> None:
-        if self.key == (job.task.task_id, job.mode):
-            return
-        self.release()
-        self.env = gym.make("agentenv/Task-v0", task=job.task, backend=self.config.backend, mode=job.mode,
-                            reward_mode=self.config.reward_mode, trajectory=self._collect)
-        self.key = (job.task.task_id, job.mode)
-        self.agent = agentenv.make_agent(self.config.agent, job.task, job.mode)
-
-    def release(self) -> None:
-        if self.agent is not None and hasattr(self.agent, "close"):
-            self.agent.close()
-        if self.env is not None:
-            self.env.close()
-        self.env = self.agent = self.key = None
-
-    def _collect(self, record: dict[str, Any]) -> None:
-        self.buffer.append({**record, "run_id": self.run_id, "sample": self.sample, "attempt": self.attempt})
-
-    def run(self, job: Job) -> dict[str, Any] | None:
-        """Play *job* (with retries); returns its ``episode`` record, or None when stopped."""
-        attempts = self.config.retries + 1
-        for attempt in range(attempts):
-            self.buffer: list[dict[str, Any]] = []
-            self.sample, self.attempt = job.sample, attempt
-            episode = self._attempt(job, attempt)
-            if episode is None:
-                return None
-            if episode["cause"] == "infrastructure" and attempt + 1 < attempts:
-                self.writer.write(self.buffer)  # kept for diagnosis; no episode record, so not scored
-                with self.progress.lock:
-                    self.progress.retried += 1
-                continue
-            self.writer.write(self.buffer + [episode])
-            return episode
-        return None  # unreachable: the last attempt always returns
-
-    def _attempt(self, job: Job, attempt: int) -> dict[str, Any] | None:
-        seed = episode_seed(self.config.seed, job.task.task_id, job.sample)
-        start = time.monotonic()
-        try:
-            self._prepare(job)
-        except agentenv.InfrastructureError as exc:  # the runtime or the backend could not be prepared
-            result = None
-            cause, error, reward, score, rounds, info = "infrastructure", f"{type(exc).__name__}: {exc}", 0.0, 0.0, 0, {}
-        else:
-            result = agentenv.run_episode(self.env, self.agent, seed=seed, sample=job.sample, stop=self.stop)
-            if result is None:
-                return None
-            cause, error, reward, score = result.cause, result.error, result.reward, result.score
-            rounds, info = result.rounds, result.info
-        if cause in ("infrastructure", "agent_error"):
-            self.release()  # the next episode starts from a clean environment
-        success = cause is None
-        return {"type": "episode", "schema": TRAJECTORY_SCHEMA, "run_id": self.run_id,
-                "task_id": job.task.task_id, "env_id": job.task.env_id, "mode": job.mode, "sample": job.sample,
-                "attempt": attempt, "seed": seed, "time": time.time(), "success": success,
-                "reward": float(reward), "score": float(score),
-                "rounds": rounds, "wall_time_s": round(time.monotonic() - start, 4),
-                "cause": cause, "error": error, "reward_masked": cause == "infrastructure",
-                "runtime": info.get("runtime") or {}, "backend": info.get("backend")}
-
-
 def run_eval(config: EvalConfig, on_progress: Callable[[Progress], None] | None = None) -> EvalOutcome:
     """Run (or resume) an evaluation and write ``trajectories.jsonl`` and ``results.json`` in ``config.out``."""
     config.validate()
     tasks = select_tasks(config.suite, config.tasks)
-    jobs_all = [Job(t, task_mode(t, config.mode), s) for t in tasks for s in range(config.samples)]
     os.makedirs(config.out, exist_ok=True)
     traj_path = os.path.join(config.out, "trajectories.jsonl")
     results_path = os.path.join(config.out, "results.json")
@@ -271,90 +195,90 @@ def run_eval(config: EvalConfig, on_progress: Callable[[Progress], None] | None 
         if runs:
             _check_resumable(traj_path, runs[0], header)
         done_keys = {(r["task_id"], r["sample"]) for r in previous if r.get("type") == "episode"}
-    jobs = [j for j in jobs_all if (j.task.task_id, j.sample) not in done_keys]
-    # Longest tasks first, samples of a task together: workers stay busy to the end and reuse their env.
-    order = {t.task_id: i for i, t in enumerate(sorted(tasks, key=lambda t: -(t.expected_duration_s or 1.0)))}
-    jobs.sort(key=lambda j: (order[j.task.task_id], j.sample))
-
+    total = len(tasks) * config.samples
+    jobs = [agentenv.rollout_job(t, s, task_mode(t, config.mode), episode_seed(config.seed, t.task_id, s))
+            for t in tasks for s in range(config.samples) if (t.task_id, s) not in done_keys]
     writer = TrajectoryWriter(traj_path)
-    if not previous:
-        writer.write([header])
-    else:
-        writer.write([{**header, "resumed": True}])
-    progress = Progress(len(jobs_all), len(jobs_all) - len(jobs), config.progress)
-    pending: queue.Queue[Job] = queue.Queue()
-    for job in jobs:
-        pending.put(job)
-    stop = threading.Event()
-    errors: list[BaseException] = []
-
-    def work() -> None:
-        worker = _Worker(config, writer, run_id, progress, stop)
-        try:
-            while not stop.is_set():
-                try:
-                    job = pending.get_nowait()
-                except queue.Empty:
-                    return
-                with progress.lock:
-                    progress.running += 1
-                try:
-                    episode = worker.run(job)
-                finally:
-                    with progress.lock:
-                        progress.running -= 1
-                if episode is None:
-                    return
-                with progress.lock:
-                    progress.done += 1
-                    if episode["cause"] == "infrastructure":
-                        progress.infra += 1
-                    elif not episode["success"]:
-                        progress.failed += 1
-        except BaseException as exc:  # a harness bug or a bad agent spec: stop everyone, report it
-            errors.append(exc)
-            stop.set()
-        finally:
-            worker.release()
-
-    threads = [threading.Thread(target=work, name=f"agentenv-eval-{i}", daemon=True)
-               for i in range(min(config.workers, max(len(jobs), 1)))]
+    writer.write([{**header, "resumed": True} if previous else header])
+    progress = Progress(total, total - len(jobs), config.progress)
+    work = agentenv.EpisodeWork(config.agent, backend=config.backend, reward_mode=config.reward_mode,
+                                record_trajectory=True, reuse_agents=True)
+    factory = agentenv.registry().executor(config.executor).factory
+    scheduling = dict(retries=config.retries)
+    scheduler_config = agentenv.SchedulerConfig(**scheduling) if config.lanes else agentenv.SchedulerConfig.fifo(**scheduling)
     started = time.monotonic()
     interrupted = False
+
+    requests = {job.key: job.payload for job in jobs}
+
+    def on_outcome(outcome: agentenv.EpisodeOutcome) -> None:
+        if outcome.status == "cancelled":
+            return  # stopped by Ctrl-C: no episode record, so --resume redoes it
+        for number, earlier in enumerate(outcome.retried):  # kept for diagnosis; no episode record, not scored
+            writer.write([{**r, "run_id": run_id, "sample": outcome.key[1], "attempt": number} for r in earlier.records])
+        records, episode = _episode_records(outcome, requests[outcome.key], run_id)
+        writer.write(records + [episode])
+        with progress.lock:
+            progress.done += 1
+            if episode["cause"] == "infrastructure":
+                progress.infra += 1
+            elif not episode["success"]:
+                progress.failed += 1
+            progress.retried += max(0, outcome.attempts - 1)
+        progress.update()
+        if on_progress:
+            on_progress(progress)
+
     try:
-        for t in threads:
-            t.start()
-        while any(t.is_alive() for t in threads):
-            for t in threads:
-                t.join(timeout=0.25)
-            progress.update()
-            if on_progress:
-                on_progress(progress)
-    except KeyboardInterrupt:
-        interrupted = True
-        stop.set()
-        if config.progress:
-            sys.stderr.write("\n[eval] interrupted: finishing the running steps; rerun with --resume to "
-                             "complete the missing episodes\n")
-        for t in threads:
-            t.join(timeout=60)
+        with factory(work, config.workers, config.address) as executor:
+            scheduler = agentenv.Scheduler(executor, scheduler_config)
+            try:
+                scheduler.run(jobs, on_outcome=on_outcome)
+            except KeyboardInterrupt:
+                interrupted = True
+                if config.progress:
+                    sys.stderr.write("\n[eval] interrupted: the running episodes were stopped; rerun with --resume "
+                                     "to complete the missing episodes\n")
     finally:
         progress.update(final=True)
         writer.close()
-    if errors:
-        exc = errors[0]
-        if isinstance(exc, AgentEnvError):
-            raise exc
-        raise EvalError(f"the evaluation stopped: {type(exc).__name__}: {exc}") from exc
     records = read_jsonl(traj_path)
-    results = summarize(records, tasks, config, complete=not interrupted and not stop.is_set(),
-                        wall_time_s=time.monotonic() - started)
+    results = summarize(records, tasks, config, complete=not interrupted, wall_time_s=time.monotonic() - started)
     tmp = results_path + ".tmp"
     with open(tmp, "w") as f:
         json.dump(results, f, indent=1)
         f.write("\n")
     os.replace(tmp, results_path)
     return EvalOutcome(results, progress.done, interrupted, {"trajectories": traj_path, "results": results_path})
+
+
+def _episode_records(outcome: agentenv.EpisodeOutcome, request: agentenv.RolloutRequest,
+                     run_id: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The trajectory records of an outcome's last attempt, and its ``episode`` record."""
+    task, sample = request.task, request.sample
+    rollout = outcome.value if isinstance(outcome.value, agentenv.Rollout) else None
+    result = rollout.episode if rollout is not None else None
+    attempt = outcome.attempts - 1
+    records = [{**r, "run_id": run_id, "sample": sample, "attempt": attempt} for r in (rollout.records if rollout else [])]
+    if result is not None:
+        cause, error, reward, score = result.cause, result.error, result.reward, result.score
+        rounds, info, success = result.rounds, result.info, result.success
+    else:
+        cause = {"timeout": "timeout", "error": "agent_error"}.get(outcome.status, "infrastructure")
+        error = outcome.error if cause != "timeout" else f"cut at its {outcome.phase} deadline"
+        reward = score = 0.0
+        rounds, info, success = 0, {}, False
+    if outcome.status == "infrastructure":
+        cause, success, reward, score = "infrastructure", False, 0.0, 0.0
+        error = error or outcome.error
+    episode = {"type": "episode", "schema": TRAJECTORY_SCHEMA, "run_id": run_id, "task_id": task.task_id,
+               "env_id": task.env_id, "mode": request.mode, "sample": sample,
+               "attempt": attempt, "seed": request.seed, "time": time.time(),
+               "success": bool(success), "reward": float(reward), "score": float(score), "rounds": rounds,
+               "wall_time_s": round(outcome.duration_s, 4), "cause": cause, "error": error,
+               "reward_masked": cause == "infrastructure", "runtime": info.get("runtime") or {},
+               "backend": info.get("backend"), "lane": outcome.lane, "predicted_s": round(outcome.predicted_s, 3)}
+    return records, episode
 
 
 # --------------------------------------------------------------------------- results
@@ -418,6 +342,7 @@ def summarize(records: list[dict[str, Any]], tasks: Sequence[TaskSpec], config: 
                       "description": config.suite.description, "tasks": len(per_task),
                       "task_filter": list(config.tasks)},
             "config": {"samples": config.samples, "k": list(config.ks), "workers": config.workers,
+                       "executor": config.executor, "lanes": config.lanes,
                        "backend": backend, "backends_used": sorted(backends), "mode": config.mode,
                        "reward_mode": config.reward_mode, "retries": config.retries, "seed": config.seed},
             "wall_time_s": round(wall_time_s, 3),

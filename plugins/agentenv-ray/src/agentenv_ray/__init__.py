@@ -9,34 +9,24 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-from ._executor import EpisodeActor, RayExecutor, RemoteFailure, ShippedRollout, WorkerLost, make_executor
-from ._resume import ResultLog, ResultLogError, outcome_record
-from ._shipping import ShippingError, prepared_on
-from ._vector import RayVectorEnv, VectorEnvError
+# Names load on first use (PEP 562): ``import agentenv`` loads this package's plugin module on every
+# command, and Ray (or stable-baselines3 and torch for SB3VecEnv) must not load with it.
+_WHERE = {
+    "EpisodeActor": "_executor", "RayExecutor": "_executor", "RemoteFailure": "_executor",
+    "ShippedRollout": "_executor", "WorkerLost": "_executor", "make_executor": "_executor",
+    "ResultLog": "_resume", "ResultLogError": "_resume", "outcome_record": "_resume",
+    "ShippingError": "_shipping", "prepared_on": "_shipping",
+    "RayVectorEnv": "_vector", "VectorEnvError": "_vector",
+    "SB3VecEnv": "_sb3",
+}
 
-__all__ = [
-    "EpisodeActor",
-    "RayExecutor",
-    "RayVectorEnv",
-    "RemoteFailure",
-    "ResultLog",
-    "ResultLogError",
-    "SB3VecEnv",
-    "ShippedRollout",
-    "ShippingError",
-    "VectorEnvError",
-    "WorkerLost",
-    "make_executor",
-    "outcome_record",
-    "prepared_on",
-]
+__all__ = sorted(_WHERE)
 
 
 def __getattr__(name: str) -> Any:
-    if name == "SB3VecEnv":  # stable-baselines3 (and torch) load only when the adapter is used
-        from ._sb3 import SB3VecEnv
-
-        return SB3VecEnv
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
     raise AttributeError(f"module 'agentenv_ray' has no attribute {name!r}")
