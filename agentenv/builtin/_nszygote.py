@@ -496,12 +496,23 @@ class Init:
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         in_r, in_w = os.pipe()
+        # the pipes exist before the command starts: a check that writes its report at once finds them
+        pipes = {}  # read fd -> (path, our own write fd that keeps EOF away, buffer)
+        for path in req.get("pipes", ()):
+            pipes_fd = self._make_pipe(path)
+            if pipes_fd is not None:
+                pipes[pipes_fd[0]] = (path, pipes_fd[1], bytearray())
         start = time.monotonic()
         try:
             pid = self._spawn(argv, env, cwd, in_r, out_w, err_w)
         except OSError as exc:  # report like a shell does: the command could not start
-            for fd in (out_r, err_r, in_w, out_w, err_w, in_r):
+            for fd in (out_r, err_r, in_w, out_w, err_w, in_r, *pipes, *(w for _, w, _ in pipes.values())):
                 os.close(fd)
+            for path, _, _ in pipes.values():
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
             message = f"agentenv: cannot run {argv[0]}: {exc}\n".encode()
             return {"exit_code": 127, "wall_ms": (time.monotonic() - start) * 1000, "cpu_ms": 0.0,
                     "peak_memory_mb": 0.0, "timed_out": False, "oom_killed": False, "truncated": False,
@@ -513,13 +524,7 @@ class Init:
         os.close(in_w)
         pidfd = os.pidfd_open(pid)
         bufs = {out_r: _Capped(cap), err_r: _Capped(cap)}
-        open_fds = [out_r, err_r]
-        pipes = {}  # read fd -> (path, our own write fd that keeps EOF away, buffer)
-        for path in req.get("pipes", ()):
-            pipes_fd = self._make_pipe(path)
-            if pipes_fd is not None:
-                pipes[pipes_fd[0]] = (path, pipes_fd[1], bytearray())
-                open_fds.append(pipes_fd[0])
+        open_fds = [out_r, err_r, *pipes]
         timed_out = False
         status = rusage = None
         deadline = start + timeout
@@ -613,6 +618,7 @@ class Init:
         try:
             if os.path.lexists(path):
                 os.unlink(path)
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)  # a reward file has no judge files beside it
             os.mkfifo(path, 0o600)
             reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
             writer = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
