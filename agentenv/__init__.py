@@ -86,6 +86,20 @@ from ._plugins import PluginInfo, PluginManager, Registry, get_plugin_manager, r
 from ._schema import load_task, parse_task, task_schema  # noqa: E402
 from ._suites import Suite, find_suite, installed_suites, read_suite, task_files  # noqa: E402
 from ._reward import RewardResult, compute_reward  # noqa: E402
+from ._curriculum import (  # noqa: E402
+    CALIBRATION_FILE,
+    DIFFICULTY_BANDS,
+    Curriculum,
+    DynamicBatch,
+    GroupFilter,
+    TaskDifficulty,
+    difficulty_band,
+    fill_batch,
+    filter_groups,
+    has_signal,
+    read_calibration,
+    wilson_interval,
+)
 from ._trajectory import TRAJECTORY_SCHEMA, TrajectoryWriter, jsonable, read_jsonl  # noqa: E402
 from ._backends import get_backend  # noqa: E402
 from ._env import CodeText, CodingEnv, Measurements  # noqa: E402
@@ -105,14 +119,19 @@ __all__ = [
     "AuditError",
     "Availability",
     "BackendUnavailable",
+    "CALIBRATION_FILE",
     "CAUSES",
     "CodeText",
     "CodingEnv",
+    "Curriculum",
     "DEFAULT_PROTECTED",
+    "DIFFICULTY_BANDS",
+    "DynamicBatch",
     "EpisodeResult",
     "EpisodeView",
     "EvalError",
     "ExecResult",
+    "GroupFilter",
     "InfrastructureError",
     "Isolation",
     "LeaderboardError",
@@ -149,6 +168,7 @@ __all__ = [
     "Suite",
     "SynthesisError",
     "TRAJECTORY_SCHEMA",
+    "TaskDifficulty",
     "TaskSpec",
     "TaskSpecError",
     "TestReport",
@@ -160,9 +180,13 @@ __all__ = [
     "cache_dir",
     "compute_reward",
     "describe_value",
+    "difficulty_band",
+    "fill_batch",
+    "filter_groups",
     "find_suite",
     "get_backend",
     "get_plugin_manager",
+    "has_signal",
     "hookimpl",
     "installed_suites",
     "jsonable",
@@ -172,6 +196,7 @@ __all__ = [
     "materialize",
     "parse_task",
     "pin_sdist",
+    "read_calibration",
     "read_jsonl",
     "read_suite",
     "register_envs",
@@ -180,6 +205,7 @@ __all__ = [
     "sdist_files",
     "task_files",
     "task_schema",
+    "wilson_interval",
 ]
 
 register_on_import()
