@@ -44,7 +44,9 @@ def wilson_interval(successes: int, samples: int, z: float = 1.959964) -> tuple[
     denom = 1 + z * z / samples
     centre = (p + z * z / (2 * samples)) / denom
     half = z * math.sqrt(p * (1 - p) / samples + z * z / (4 * samples * samples)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    low = 0.0 if successes == 0 else max(0.0, centre - half)  # exactly 0 and 1 at the ends, not 1 - 1e-16
+    high = 1.0 if successes == samples else min(1.0, centre + half)
+    return low, high
 
 
 def difficulty_band(successes: int, samples: int) -> str:

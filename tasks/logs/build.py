@@ -163,7 +163,7 @@ def _base_doc(name: str, description: str, difficulty: str, tags: list[str], pro
         "limits": {"wall_time_s": 60, "memory_mb": 512},
         "max_rounds": 30,
         "reference_solution": {"directory": "solution"},
-        "tags": tags, "difficulty": difficulty, "expected_duration_s": 2.0,
+        "tags": tags, "difficulty": difficulty, "expected_duration_s": 1.0,
     }
 
 
@@ -234,7 +234,6 @@ def build_script(name):
                     "check_script.py", "shell" if shell else "python3.11")
     doc["execution_steps"].insert(0, {"action": "overwrite_file", "path": f"/app/{script}",
                                       "content": "<model_generated_code>"})
-    doc["expected_duration_s"] = 3.0
     doc["metadata"] = {"generator": "tasks/logs/build.py", "seeds": seeds, "kind": "script", "hidden_sets": len(sets) - 1}
     buildlib.write(os.path.join(folder, "task.json"), buildlib.dump(doc))
     return f"{name}: {len(fields)} fields x {len(sets) - 1} hidden log sets"

@@ -459,7 +459,7 @@ def build(name: str) -> str:
         "max_rounds": 30,
         "reference_solution": {"directory": "solution"},
         "tags": ["ops", "shell" if shell else "python", "idempotence", "hidden-inputs"],
-        "difficulty": difficulty, "expected_duration_s": 2.0,
+        "difficulty": difficulty, "expected_duration_s": 1.0,
         "metadata": {"generator": "tasks/ops/build.py", "seeds": list(SEEDS), "hidden_fixtures": len(fixtures) - 1},
     }
     buildlib.write(os.path.join(folder, "task.json"), buildlib.dump(doc))

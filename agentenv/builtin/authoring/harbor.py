@@ -559,7 +559,7 @@ def export_harbor(task: TaskSpec, out: str) -> str:
         _write(os.path.join(folder, "solution", "solve.sh"), ("\n".join(solve) + "\n").encode())
     instruction = task.description.strip() + "\n"
     if task.single_shot_path:
-        instruction += f"\nWrite your solution to `{task.single_shot_path}`.\n"
+        instruction += f"\nWrite your solution to `{task.root.rstrip('/')}/{task.single_shot_path}`.\n"
     _write(os.path.join(folder, "instruction.md"), instruction.encode())
     verifier_timeout = task.limits.wall_time_s * max(1, scored)
     toml = ['version = "1.0"', "", "[metadata]", f"agentenv_task_id = {json.dumps(task.task_id)}",
