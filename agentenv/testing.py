@@ -291,6 +291,9 @@ class _Contract:
             path = "/tmp/contract-pipe"
             r = box.exec(f"printf report > {path}", pipes=[path])
             assert r.artifacts.get(path) == b"report", f"a pipe returns what the command wrote to it: {r.artifacts}"
+            nested = "/tmp/contract-folder/pipe"  # the pipe exists when the command starts, in a folder made for it
+            r = box.exec(f"printf at-once > {nested}", pipes=[nested])
+            assert r.artifacts.get(nested) == b"at-once", f"a pipe exists before the command starts: {r.artifacts}"
 
     def clause_no_host_paths(self) -> None:
         with self.open() as box:

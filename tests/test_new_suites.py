@@ -72,6 +72,11 @@ def test_a_check_that_writes_its_score_at_once_is_read():
     assert reward == 0.25 and info["metrics"]["report"] == "reward_file"
 
 
+def test_the_namespace_backend_keeps_the_sandbox_contract_for_pipes():
+    from agentenv.testing import check_backend
+    assert "pipes" in check_backend(agentenv.get_backend("namespace"))
+
+
 # --------------------------------------------------------------------------- the guard
 
 LOGS_STATUS = os.path.join(TASKS, "logs", "script_status_report", "task.json")
