@@ -49,15 +49,19 @@ def write(path: str, text: str | bytes, mode: int | None = None) -> None:
         os.chmod(path, mode)
 
 
+def _task_docs(suite_dir: str):
+    """(path, document) of every ``NAME/task.json`` of a suite folder."""
+    for name in sorted(os.listdir(suite_dir)):
+        path = os.path.join(suite_dir, name, "task.json")
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as f:
+                yield path, json.load(f)
+
+
 def stale_inline_files(suite_dir: str) -> list[str]:
     """Task files whose inlined check programs differ from their sources (empty when current)."""
     stale = []
-    for name in sorted(os.listdir(suite_dir)):
-        path = os.path.join(suite_dir, name, "task.json")
-        if not os.path.isfile(path):
-            continue
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+    for path, doc in _task_docs(suite_dir):
         for rel, text in (doc.get("hidden_files") or {}).get("files", {}).items():
             source = GUARD if rel == ".check/guard.py" else os.path.join(suite_dir, "_check", rel.split("/", 1)[1])
             if not os.path.exists(source) or read(source) != text:
@@ -65,28 +69,30 @@ def stale_inline_files(suite_dir: str) -> list[str]:
     return stale
 
 
-def main_check(suite_dir: str) -> int:
-    stale = stale_inline_files(suite_dir)
-    for line in stale:
-        print(f"stale: {line}", file=sys.stderr)
-    if stale:
-        print(f"rewrite with: python {os.path.relpath(os.path.join(suite_dir, 'build.py'))} --inline-only",
-              file=sys.stderr)
-    return 1 if stale else 0
-
-
 def refresh_inline(suite_dir: str) -> list[str]:
     """Rewrite only the inlined check programs of every task (no other rebuilding)."""
     written = []
-    for name in sorted(os.listdir(suite_dir)):
-        path = os.path.join(suite_dir, name, "task.json")
-        if not os.path.isfile(path):
-            continue
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+    for path, doc in _task_docs(suite_dir):
         files = (doc.get("hidden_files") or {}).get("files", {})
         programs = [rel.split("/", 1)[1] for rel in files if rel != ".check/guard.py"]
         doc["hidden_files"]["files"] = check_files(suite_dir, programs)
         write(path, dump(doc))
         written.append(path)
     return written
+
+
+def maintenance(suite_dir: str, argv: list[str]) -> int | None:
+    """``--check`` and ``--inline-only``, the options every suite's build.py shares; None otherwise."""
+    if "--check" in argv:
+        stale = stale_inline_files(suite_dir)
+        for line in stale:
+            print(f"stale: {line}", file=sys.stderr)
+        if stale:
+            print(f"rewrite with: python {os.path.relpath(os.path.join(suite_dir, 'build.py'))} --inline-only",
+                  file=sys.stderr)
+        return 1 if stale else 0
+    if "--inline-only" in argv:
+        for path in refresh_inline(suite_dir):
+            print(f"wrote {os.path.relpath(path)}")
+        return 0
+    return None

@@ -146,8 +146,8 @@ def _logset(name, generator, seed, index):
     return generator(seed)
 
 
-def _reset(folder: str) -> None:
-    for sub in ("workspace", "hidden", "solution"):
+def _reset(folder: str, keep_solution: bool = False) -> None:
+    for sub in ("workspace", "hidden") + (() if keep_solution else ("solution",)):
         shutil.rmtree(os.path.join(folder, sub), ignore_errors=True)
 
 
@@ -194,10 +194,10 @@ def build_question(name):
 def build_script(name):
     generator, files, fields, reference, seeds, difficulty, situation = SCRIPT_TASKS[name]
     folder = os.path.join(HERE, name)
-    _reset(folder)
+    _reset(folder, keep_solution=True)
     shell = reference.endswith(".sh")
     script = "analyze.sh" if shell else "analyze.py"
-    source = buildlib.read(os.path.join(HERE, "refs", reference))
+    source = buildlib.read(os.path.join(folder, "solution", script))  # hand-written: the build only checks it
     sets = [_logset(name, generator, seed, i) for i, seed in enumerate(seeds)]
     expected = [{f: s.facts[f] for f in fields} for s in sets]
     # a field is graded on a hidden set only where its answer differs from the visible log's: an answer
@@ -223,7 +223,6 @@ def build_script(name):
     stub = ("#!/bin/bash\n# " + f"usage: bash {script} {' '.join(rels)}\n" + "echo '{}'\n") if shell else \
         (f'"""usage: python {script} {" ".join(rels)}"""\nimport json\nimport sys\n\nprint(json.dumps({{}}))\n')
     buildlib.write(os.path.join(folder, "workspace", script), stub)
-    buildlib.write(os.path.join(folder, "solution", script), source)
     call = f"`{' '.join(command + rels)}`"
     description = (f"Write {situation}: `{script}` in the workspace root, called as {call}, must print one JSON "
                    f"object with these keys:{_field_list(fields)}\n\n{CONVENTIONS}`logs/` holds a sample; the script "
@@ -251,12 +250,9 @@ def _run_reference(source, shell, files, contents):
 
 
 def main(argv):
-    if "--check" in argv:
-        return buildlib.main_check(HERE)
-    if "--inline-only" in argv:
-        for path in buildlib.refresh_inline(HERE):
-            print(f"wrote {os.path.relpath(path)}")
-        return 0
+    done = buildlib.maintenance(HERE, argv)
+    if done is not None:
+        return done
     for name in QUESTION_TASKS:
         print(build_question(name))
     for name in SCRIPT_TASKS:

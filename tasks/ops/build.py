@@ -5,7 +5,7 @@
     python tasks/ops/build.py --inline-only  # rewrite only the inlined check programs
 
 Each task has a fixture generator (a fake root: files, modes, times, from a seed) and a reference
-script (``refs/``). The visible fixture ships as ``fixture.tar`` (tar keeps modes and times, git does
+script (its ``solution/bin/...``, hand-written). The visible fixture ships as ``fixture.tar`` (tar keeps modes and times, git does
 not); two hidden fixtures from other seeds are scored. A fixture's expected state is what the
 reference leaves, run here as the unprivileged user ``nobody`` in a scratch folder; the build checks
 that the reference is idempotent and changes something, and that the unchanged stub changes nothing.
@@ -418,9 +418,9 @@ def fixture_tar(tree: dict) -> bytes:
 def build(name: str) -> str:
     script, reference, fixture, difficulty, what = TASKS[name]
     folder = os.path.join(HERE, name)
-    for sub in ("workspace", "hidden", "solution"):
+    for sub in ("workspace", "hidden"):
         shutil.rmtree(os.path.join(folder, sub), ignore_errors=True)
-    source = buildlib.read(os.path.join(HERE, "refs", reference))
+    source = buildlib.read(os.path.join(folder, "solution", script))
     fixtures = []
     for seed in SEEDS:
         tree, env = fixture(random.Random(f"{name}-{seed}"))
@@ -433,7 +433,6 @@ def build(name: str) -> str:
         f'"""usage: python {script} ROOT"""\nimport sys\n\nroot = sys.argv[1]\n'
     buildlib.write(os.path.join(folder, "workspace", script), stub)
     buildlib.write(os.path.join(folder, "workspace", "fixture.tar"), fixture_tar(fixtures[0]["tree"]))
-    buildlib.write(os.path.join(folder, "solution", script), source)
     command = ["bash" if shell else "python", script, "{root}"]
     cfg = {"command": command, "timeout_s": 30, "fixtures": fixtures[1:]}
     buildlib.write(os.path.join(folder, "hidden", ".check", "ops.json"), buildlib.dump(cfg))
@@ -467,12 +466,9 @@ def build(name: str) -> str:
 
 
 def main(argv):
-    if "--check" in argv:
-        return buildlib.main_check(HERE)
-    if "--inline-only" in argv:
-        for path in buildlib.refresh_inline(HERE):
-            print(f"wrote {os.path.relpath(path)}")
-        return 0
+    done = buildlib.maintenance(HERE, argv)
+    if done is not None:
+        return done
     for name in [a for a in argv if not a.startswith("-")] or TASKS:
         print(build(name), flush=True)
     return 0

@@ -355,12 +355,9 @@ def build_task(name: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    if "--check" in argv:
-        return buildlib.main_check(HERE)
-    if "--inline-only" in argv:
-        for path in buildlib.refresh_inline(HERE):
-            print(f"wrote {os.path.relpath(path)}")
-        return 0
+    done = buildlib.maintenance(HERE, argv)
+    if done is not None:
+        return done
     names = [a for a in argv if not a.startswith("-")] or list(TASKS)
     with ProcessPoolExecutor(2) as pool:
         for text in pool.map(build_task, names):

@@ -83,13 +83,13 @@ def write_tree(top: str, tree: dict) -> None:
                 data = gzip.compress(data, mtime=0)
             elif kind == "tar":
                 buf = io.BytesIO()
-                with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+                with tarfile.open(fileobj=buf, mode="w") as tar:
                     for name, text in entry["members"].items():
                         raw = text.encode()
                         info = tarfile.TarInfo(name)
                         info.size = len(raw)
                         tar.addfile(info, io.BytesIO(raw))
-                data = buf.getvalue()
+                data = gzip.compress(buf.getvalue(), mtime=0)  # the same bytes every time
             with open(full, "wb") as f:
                 f.write(data)
     for rel in sorted(tree, reverse=True):
