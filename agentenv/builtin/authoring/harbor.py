@@ -193,7 +193,7 @@ def _parse_dockerfile(text: str, context: dict[str, bytes]) -> dict[str, Any]:
                 raise Refusal(f"{line}: downloads at build time; the sandbox has no network")
             *sources, dest = args
             for src in sources:
-                src = src.strip("./") if src not in (".", "./") else ""
+                src = "" if src in (".", "./") else src.removeprefix("./").rstrip("/")
                 matched = {rel: data for rel, data in context.items() if not src or rel == src or rel.startswith(src + "/")}
                 if not matched:
                     raise Refusal(f"{line}: {src or '.'} is not in environment/")
