@@ -63,10 +63,10 @@ _KNOWN_SECTIONS = {"version", "schema_version", "task", "metadata", "verifier", 
 # The wrapper that runs test.sh inside the sandbox (standard library only). It takes the reward pipe
 # before any test code runs and writes the score last, after every other process is gone.
 VERIFY = r'''"""Runs a Harbor task's tests/test.sh and hands its reward to agentenv (written by agentenv import harbor)."""
-import ctypes, json, os, signal, stat, subprocess, sys, time
+import ctypes, json, os, signal, stat as st, subprocess, sys, time
 
 pipe = os.environ.pop("AGENTENV_REWARD_FILE", "")
-if not pipe or not stat.S_ISFIFO(os.lstat(pipe).st_mode):
+if not pipe or not os.path.lexists(pipe) or not st.S_ISFIFO(os.lstat(pipe).st_mode):
     sys.exit("verify.py: no reward pipe (this backend cannot keep test code from writing the score)")
 fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
 os.unlink(pipe)
@@ -79,14 +79,20 @@ for name in ("reward.txt", "reward.json"):
 env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTENV_")}
 env.update(json.loads(sys.argv[3]))
 code = subprocess.call(["bash", sys.argv[2]], cwd=sys.argv[4], env=env, close_fds=True, start_new_session=True)
+def stat(pid):
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return ["X", "0"]
+
+
 keep = {os.getpid(), 1}
 pid = os.getppid()
 while pid > 1:
     keep.add(pid)
-    pid = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+    pid = int(stat(pid)[1])
 for _ in range(100):
-    others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep
-              and open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[0] not in "ZX"]
+    others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep and stat(p)[0] not in "ZX"]
     if not others:
         break
     for p in others:
