@@ -39,6 +39,17 @@ def test_import_converts_what_it_can_and_says_why_not_for_the_rest(tmp_path):
     assert b"astral.sh" not in hidden[".harbor/tests/test.sh"] and b"/app/.harbor/tests/test_outputs.py" in \
         hidden[".harbor/tests/test.sh"]
     assert agentenv.find_suite(str(tmp_path / "hb")).name == "hb"
+    # and back out: Harbor -> agentenv -> Harbor keeps the prompt, the limits and the files
+    folder = export_harbor(task, str(tmp_path / "again"))
+    original = os.path.join(FIXTURES, "csv-mean")
+    assert open(os.path.join(folder, "instruction.md")).read().strip() == \
+        open(os.path.join(original, "instruction.md")).read().strip()
+    config = tomllib.loads(open(os.path.join(folder, "task.toml")).read())
+    assert config["verifier"]["timeout_sec"] == 60.0 and config["environment"]["memory_mb"] == 1024
+    assert open(os.path.join(folder, "environment", "app", "data.csv"), "rb").read() == \
+        open(os.path.join(original, "environment", "data.csv"), "rb").read()
+    assert open(os.path.join(folder, "tests", "hidden", ".harbor", "tests", "test_outputs.py")).read() == \
+        open(os.path.join(original, "tests", "test_outputs.py")).read()
 
 
 def test_the_cli_reports_refusals_with_exit_status_1(tmp_path, capsys):
