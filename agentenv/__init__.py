@@ -87,6 +87,20 @@ from ._plugins import PluginInfo, PluginManager, Registry, get_plugin_manager, r
 from ._schema import load_task, parse_task, task_schema  # noqa: E402
 from ._suites import Suite, find_suite, installed_suites, read_suite, task_files  # noqa: E402
 from ._reward import RewardResult, compute_reward  # noqa: E402
+from ._curriculum import (  # noqa: E402
+    CALIBRATION_FILE,
+    DIFFICULTY_BANDS,
+    Curriculum,
+    DynamicBatch,
+    GroupFilter,
+    TaskDifficulty,
+    difficulty_band,
+    fill_batch,
+    filter_groups,
+    has_signal,
+    read_calibration,
+    wilson_interval,
+)
 from ._trajectory import TRAJECTORY_SCHEMA, TrajectoryWriter, jsonable, read_jsonl  # noqa: E402
 from ._backends import get_backend  # noqa: E402
 from ._env import CodeText, CodingEnv, Measurements  # noqa: E402
@@ -125,13 +139,17 @@ __all__ = [
     "AuditError",
     "Availability",
     "BackendUnavailable",
+    "CALIBRATION_FILE",
     "CAUSES",
     "Clock",
     "CodeText",
     "CodingEnv",
+    "Curriculum",
     "DEFAULT_PROTECTED",
+    "DIFFICULTY_BANDS",
     "Deadlines",
     "DurationPredictor",
+    "DynamicBatch",
     "EpisodeJob",
     "EpisodeOutcome",
     "EpisodeResult",
@@ -140,6 +158,7 @@ __all__ = [
     "EvalError",
     "ExecResult",
     "Executor",
+    "GroupFilter",
     "InfrastructureError",
     "Isolation",
     "Lane",
@@ -184,6 +203,7 @@ __all__ = [
     "Suite",
     "SynthesisError",
     "TRAJECTORY_SCHEMA",
+    "TaskDifficulty",
     "TaskSpec",
     "TaskSpecError",
     "TestReport",
@@ -196,9 +216,13 @@ __all__ = [
     "cache_dir",
     "compute_reward",
     "describe_value",
+    "difficulty_band",
+    "fill_batch",
+    "filter_groups",
     "find_suite",
     "get_backend",
     "get_plugin_manager",
+    "has_signal",
     "hookimpl",
     "installed_suites",
     "jsonable",
@@ -208,6 +232,7 @@ __all__ = [
     "materialize",
     "parse_task",
     "pin_sdist",
+    "read_calibration",
     "read_jsonl",
     "read_suite",
     "register_envs",
@@ -218,6 +243,7 @@ __all__ = [
     "task_deadlines",
     "task_files",
     "task_schema",
+    "wilson_interval",
 ]
 
 register_on_import()

@@ -22,8 +22,8 @@ ROOT = os.path.dirname(PACKAGE)
 
 #: the kernel, bottom first: a module may import only modules listed before it
 KERNEL = ("_errors", "_paths", "_scheduler", "_sources", "_spec", "_sandbox", "_workspace", "_extension", "hookspecs",
-          "_plugins", "_schema", "_suites", "_reward", "_trajectory", "_backends", "_scoring", "_env", "_episode",
-          "_registration", "_rollout", "_cli", "testing", "__init__", "__main__")
+          "_plugins", "_schema", "_suites", "_reward", "_curriculum", "_trajectory", "_backends", "_scoring", "_env",
+          "_episode", "_registration", "_rollout", "_cli", "testing", "__init__", "__main__")
 #: built-in packages that are tools built on the environments: each could leave as its own distribution
 TOOLS = ("eval", "audit", "authoring")
 #: the public modules besides the package itself

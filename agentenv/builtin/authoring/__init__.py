@@ -1,7 +1,9 @@
-"""Authoring task suites (a plugin in form): ``agentenv import humaneval`` and ``agentenv synthesize``.
+"""Authoring task suites (a plugin in form): ``agentenv import humaneval|harbor``, ``agentenv export``
+and ``agentenv synthesize``.
 
-``humaneval.py`` imports HumanEval-format problem files; ``synthesis.py`` makes repair tasks by
-mutating a pinned package's source. The package imports only ``agentenv``'s public API.
+``humaneval.py`` imports HumanEval-format problem files; ``harbor.py`` converts Harbor task folders
+in and out; ``synthesis.py`` makes repair tasks by mutating a pinned package's source. The package
+imports only ``agentenv``'s public API.
 """
 
 from __future__ import annotations
@@ -11,8 +13,16 @@ import sys
 
 import agentenv
 
+from .harbor import export_tasks, import_harbor
 from .humaneval import import_humaneval
 from .synthesis import synthesize
+
+#: ``agentenv export SOURCE --format NAME --out DIR``: name -> (help, exporter(source, out, progress) ->
+#: (written paths, refusal reasons)). One line adds a format.
+EXPORTERS = {
+    "harbor": ("Harbor task folders (task.toml, instruction.md, environment/, tests/test.sh, solution/solve.sh)",
+               export_tasks),
+}
 
 
 def _import_configure(p) -> None:
@@ -25,9 +35,19 @@ def _import_configure(p) -> None:
     he.add_argument("--timeout", type=float, default=3.0, metavar="S",
                     help="per-problem time limit, as in the format's harness (default 3.0)")
     he.add_argument("--runtime", default="python3.11", help="the tasks' runtime (default python3.11)")
+    hb = formats.add_parser("harbor", help="Harbor task folders: one (with task.toml) or a folder of them")
+    hb.add_argument("file", metavar="DIR", help="a Harbor task folder, or a dataset folder holding task folders")
+    hb.add_argument("--out", required=True, metavar="DIR", help="the suite directory to write, e.g. tasks/tbench")
+    hb.add_argument("--name", default=None, help="suite name and task-id prefix (default: the --out folder's name)")
+    hb.add_argument("--no-oracle", action="store_true",
+                    help="do not run solution/solve.sh to derive the reference (and do not check the conversion)")
+    hb.add_argument("--backend", default="auto")
 
 
 def _import_run(args) -> int:
+    if args.format == "harbor":
+        return _import_harbor(args)
+
     def progress(i, n, path):
         if i == n or i % 50 == 0:
             print(f"  {i}/{n} tasks written", file=sys.stderr, flush=True)
@@ -39,6 +59,37 @@ def _import_run(args) -> int:
     print(f"imported {len(report.written)} task(s) into {os.path.relpath(args.out)} "
           f"({report.suite_file and os.path.relpath(report.suite_file)}); {len(report.bad)} bad record(s) skipped")
     return 1 if report.bad else 0
+
+
+def _import_harbor(args) -> int:
+    def say(message):
+        print(message, file=sys.stderr, flush=True)
+
+    report = import_harbor(args.file, args.out, suite=args.name, run_oracle=not args.no_oracle, backend=args.backend,
+                           progress=say)
+    for task_dir, why in report.refused:
+        print(f"refused {task_dir}: {why}")
+    print(f"imported {len(report.written)} Harbor task(s) into {os.path.relpath(args.out)}; "
+          f"{len(report.refused)} refused")
+    return 1 if report.refused or not report.written else 0
+
+
+def _export_configure(p) -> None:
+    p.add_argument("source", metavar="SOURCE", help="a task file, a suite folder or an installed suite's name")
+    p.add_argument("--format", required=True, choices=sorted(EXPORTERS),
+                   help="; ".join(f"{name}: {text}" for name, (text, _) in sorted(EXPORTERS.items())))
+    p.add_argument("--out", required=True, metavar="DIR", help="the folder to write")
+
+
+def _export_run(args) -> int:
+    def say(message):
+        print(message, file=sys.stderr, flush=True)
+
+    written, refused = EXPORTERS[args.format][1](args.source, args.out, say)
+    for why in refused:
+        print(f"refused {why}")
+    print(f"exported {len(written)} task(s) to {os.path.relpath(args.out)} as {args.format}; {len(refused)} refused")
+    return 1 if refused or not written else 0
 
 
 def _synth_configure(p) -> None:
@@ -71,7 +122,9 @@ def _synth_run(args) -> int:
 
 @agentenv.hookimpl
 def agentenv_add_cli_commands(registry) -> None:
-    registry.add_command("import", "import a problem set as a task suite (formats: humaneval)",
+    registry.add_command("import", "import a problem set as a task suite (formats: humaneval, harbor)",
                          _import_configure, _import_run)
+    registry.add_command("export", "write tasks out in another format (" + ", ".join(sorted(EXPORTERS)) + ")",
+                         _export_configure, _export_run)
     registry.add_command("synthesize", "generate repair tasks by mutating a real package's source; its own tests score",
                          _synth_configure, _synth_run)

@@ -1,7 +1,9 @@
-"""Evaluation and leaderboards: the ``eval`` and ``leaderboard`` subcommands (a plugin in form).
+"""Evaluation, calibration and leaderboards: the ``eval``, ``calibrate`` and ``leaderboard`` subcommands
+(a plugin in form).
 
-``run.py`` runs an agent over a suite (``agentenv eval``), ``leaderboard.py`` ranks the results;
-this module registers their commands. The package imports only ``agentenv``'s public API, so it
+``run.py`` runs an agent over a suite (``agentenv eval``), ``calibrate.py`` turns such a run into
+per-task pass rates and difficulty bands, ``leaderboard.py`` ranks the results; this module
+registers their commands. The package imports only ``agentenv``'s public API, so it
 could leave the wheel as a distribution of its own.
 """
 
@@ -15,6 +17,7 @@ import sys
 import agentenv
 from agentenv import AGENTIC, SINGLE_SHOT
 
+from . import calibrate
 from .leaderboard import build_board, load_results, render_html, render_markdown, render_text
 from .run import EvalConfig, run_eval, select_tasks, task_mode
 
@@ -121,5 +124,7 @@ def _leaderboard_run(args) -> int:
 def agentenv_add_cli_commands(registry) -> None:
     registry.add_command("eval", "run an agent over a suite (N samples per task, W workers); write results.json",
                          _eval_configure, _eval_run)
+    registry.add_command("calibrate", "measure each task's pass rate (Wilson interval, difficulty band) for an agent; "
+                         "write the suite's calibration.json", calibrate.configure, calibrate.run)
     registry.add_command("leaderboard", "rank results.json files of one suite version; Markdown and HTML reports",
                          _leaderboard_configure, _leaderboard_run)

@@ -1,0 +1,598 @@
+"""Harbor task directories in and out: ``agentenv import harbor DIR --out DIR`` and
+``agentenv export SOURCE --format harbor --out DIR``.
+
+A Harbor task (the layout Terminal-Bench 2 and Harbor's registry use) is a folder::
+
+    task.toml            schema_version/version, [task], [metadata], [verifier] timeout_sec/env,
+                         [agent] timeout_sec, [environment] cpus/memory_mb/storage_mb/gpus/
+                         docker_image/allow_internet/..., [solution] env
+    instruction.md       the prompt
+    environment/         Dockerfile (or docker-compose.yaml) and its build context
+    tests/test.sh        run after the agent with tests/ at /tests; writes /logs/verifier/reward.txt
+                         (a number) or reward.json ({"reward": x, ...}, which wins)
+    solution/solve.sh    the oracle, with solution/ at /solution
+
+Import converts what agentenv can express and refuses the rest, one reason per task:
+
+* the Dockerfile may only choose a Python or Debian base, set ``WORKDIR``/``ENV``, ``COPY`` build
+  context into the working directory, and install packages: ``pip install`` becomes the runtime's
+  dependencies; ``apt-get install`` is accepted when the package is installed on this host (the
+  sandbox sees the host's ``/usr``), refused with the ``apt-get`` line otherwise. Anything else
+  (``docker_image``, docker-compose, GPUs, other ``RUN`` commands) is refused.
+* tests/ become hidden files under ``/app/.harbor/tests`` and ``/tests`` is rewritten to it; the
+  verifier runs under a small wrapper (``.harbor/verify.py``, hidden) that takes the reward pipe from
+  the environment before ``test.sh`` runs, so neither test.sh nor the code it tests can write the
+  score except through ``/logs/verifier/reward.{txt,json}`` (rewritten to a scratch folder that the
+  wrapper reads after every other process is gone). Installs in test.sh (uv, pip) move to the
+  runtime's dependencies; any other download in test.sh is refused (sandboxes have no network).
+* ``[verifier] timeout_sec`` -> ``limits.wall_time_s``, ``memory_mb`` -> ``limits.memory_mb``,
+  ``[metadata]`` difficulty/tags, the rest under ``metadata.harbor``.
+* the oracle: ``solve.sh`` runs once, at import, in a real sandbox of the converted task; the files
+  it changes in the working directory become the reference solution, and the converted task must
+  then score 1 with it and 0 without (otherwise the task is refused with the scores measured).
+
+Export writes the reverse for tasks whose reward the verifier can compute without agentenv:
+rules on ``test_pass_rate`` (step, threshold 1: the command's exit status), ``command_succeeded``
+and ``report_score`` (reward-file checks), with aggregations over the scored commands.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import agentenv
+from agentenv import PLACEHOLDER, TaskSpec, ToolError
+
+HIDDEN = ".harbor"
+TESTS = f"/app/{HIDDEN}/tests"
+LOGS = "/tmp/.harbor-logs/verifier"
+SOLUTION = "/tmp/.harbor-solution"
+DEFAULT_DEPS = ("pytest==8.3.5",)
+_KNOWN_SECTIONS = {"version", "schema_version", "task", "metadata", "verifier", "agent", "environment", "solution",
+                   "source"}
+
+# The wrapper that runs test.sh inside the sandbox (standard library only). It takes the reward pipe
+# before any test code runs and writes the score last, after every other process is gone.
+VERIFY = r'''"""Runs a Harbor task's tests/test.sh and hands its reward to agentenv (written by agentenv import harbor)."""
+import ctypes, json, os, signal, stat as st, subprocess, sys, time
+
+pipe = os.environ.pop("AGENTENV_REWARD_FILE", "")
+if not pipe or not os.path.lexists(pipe) or not st.S_ISFIFO(os.lstat(pipe).st_mode):
+    sys.exit("verify.py: no reward pipe (this backend cannot keep test code from writing the score)")
+fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+os.unlink(pipe)
+ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: /proc/<this>/fd is closed to the tests
+logs = sys.argv[1]
+os.makedirs(logs, exist_ok=True)
+for name in ("reward.txt", "reward.json"):
+    if os.path.lexists(os.path.join(logs, name)):
+        os.unlink(os.path.join(logs, name))
+env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTENV_")}
+env.update(json.loads(sys.argv[3]))
+code = subprocess.call(["bash", sys.argv[2]], cwd=sys.argv[4], env=env, close_fds=True, start_new_session=True)
+def stat(pid):
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return ["X", "0"]
+
+
+keep = {os.getpid(), 1}
+pid = os.getppid()
+while pid > 1:
+    keep.add(pid)
+    pid = int(stat(pid)[1])
+for _ in range(100):
+    others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep and stat(p)[0] not in "ZX"]
+    if not others:
+        break
+    for p in others:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    time.sleep(0.01)
+score = None
+for name in ("reward.json", "reward.txt"):
+    path = os.path.join(logs, name)
+    if os.path.isfile(path) and not os.path.islink(path):
+        text = open(path, encoding="utf-8", errors="replace").read().strip()
+        if name == "reward.json":
+            try:
+                doc = json.loads(text)
+                score = doc.get("reward", next(iter(doc.values()), None)) if isinstance(doc, dict) else doc
+            except ValueError:
+                score = None
+        else:
+            score = text.split()[0] if text.split() else None
+        break
+print(f"test.sh exited {code}; reward {score}")
+if score is not None:
+    os.write(fd, f"{score}\n".encode())
+'''
+
+
+@dataclass
+class ImportReport:
+    written: list[str] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (task dir, reason)
+
+
+class Refusal(Exception):
+    """This Harbor task cannot be expressed as an agentenv task (the message says why)."""
+
+
+# --------------------------------------------------------------------------- import
+
+def find_tasks(path: str) -> list[str]:
+    """*path* itself when it holds task.toml, else its sub-folders that do (a dataset)."""
+    if os.path.isfile(os.path.join(path, "task.toml")):
+        return [path]
+    if not os.path.isdir(path):
+        raise ToolError(f"{path}: not a folder; give a Harbor task folder (with task.toml) or a folder of them")
+    found = sorted(os.path.join(path, d) for d in os.listdir(path) if os.path.isfile(os.path.join(path, d, "task.toml")))
+    if not found:
+        raise ToolError(f"{path}: no task.toml here or in its sub-folders; a Harbor task folder holds task.toml, "
+                        "instruction.md, environment/ and tests/test.sh")
+    return found
+
+
+def _read_text(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def _files_below(top: str) -> dict[str, bytes]:
+    out = {}
+    for dirpath, dirnames, names in os.walk(top):
+        dirnames[:] = [d for d in dirnames if d not in ("__pycache__", ".git")]
+        for name in names:
+            full = os.path.join(dirpath, name)
+            if os.path.islink(full):
+                raise Refusal(f"{os.path.relpath(full, os.path.dirname(top))} is a link; only regular files are converted")
+            with open(full, "rb") as f:
+                out[os.path.relpath(full, top).replace(os.sep, "/")] = f.read()
+    return out
+
+
+def _parse_dockerfile(text: str, context: dict[str, bytes]) -> dict[str, Any]:
+    """Python version, pip and apt packages, working directory, environment and copied files of a Dockerfile."""
+    lines, buf = [], ""
+    for raw in text.splitlines():
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        buf += stripped[:-1] + " " if stripped.endswith("\\") else stripped
+        if not stripped.endswith("\\"):
+            lines.append(buf)
+            buf = ""
+    out: dict[str, Any] = {"python": "3.11", "pip": [], "apt": [], "workdir": "/app", "env": {}, "files": {}}
+    for line in lines:
+        word, _, rest = line.partition(" ")
+        word = word.upper()
+        if word == "FROM":
+            image = rest.split()[0]
+            m = re.match(r"(?:docker\.io/)?(?:library/)?python:(\d+\.\d+)", image)
+            if m:
+                out["python"] = m.group(1)
+            elif not re.match(r"(?:docker\.io/)?(?:library/)?(?:debian|ubuntu)(?::|$)", image):
+                raise Refusal(f"FROM {image}: only python:3.X and debian/ubuntu bases are converted (the sandbox "
+                              "runs on this host's system and a Python runtime)")
+        elif word == "WORKDIR":
+            out["workdir"] = rest.strip()
+        elif word == "ENV":
+            pairs = re.findall(r'(\w+)=("[^"]*"|\S+)', rest) or [tuple(rest.split(None, 1))]
+            for key, value in pairs:
+                out["env"][key] = value.strip('"')
+        elif word in ("COPY", "ADD"):
+            args = [a for a in shlex.split(rest) if not a.startswith("--")]
+            if word == "ADD" and any(a.startswith(("http://", "https://")) for a in args):
+                raise Refusal(f"{line}: downloads at build time; the sandbox has no network")
+            *sources, dest = args
+            for src in sources:
+                src = "" if src in (".", "./") else src.removeprefix("./").rstrip("/")
+                matched = {rel: data for rel, data in context.items() if not src or rel == src or rel.startswith(src + "/")}
+                if not matched:
+                    raise Refusal(f"{line}: {src or '.'} is not in environment/")
+                for rel, data in matched.items():
+                    tail = rel[len(src):].lstrip("/") if src and rel != src else os.path.basename(rel)
+                    into_folder = dest.endswith("/") or dest in (".", "./") or len(sources) > 1 or rel != src
+                    target = os.path.join(dest, tail) if into_folder else dest
+                    out["files"][target] = data
+        elif word == "RUN":
+            for command in re.split(r"\s*(?:&&|;)\s*", rest):
+                _run_instruction(command.strip(), out, line)
+        elif word in ("CMD", "ENTRYPOINT", "EXPOSE", "LABEL", "USER", "SHELL", "ARG", "STOPSIGNAL", "HEALTHCHECK",
+                      "VOLUME", "ONBUILD"):
+            continue  # how a container starts or is described, not what the task needs
+        else:
+            raise Refusal(f"Dockerfile instruction {word} is not converted")
+    return out
+
+
+def _run_instruction(command: str, out: dict[str, Any], line: str) -> None:
+    if not command or re.fullmatch(r"(?:apt-get|apt) (?:-\S+ )*(?:update|clean|autoremove.*)|rm -rf /var/lib/apt/lists.*|"
+                                   r"pip install (?:-\S+ )*--upgrade pip|true", command):
+        return
+    m = re.fullmatch(r"(?:DEBIAN_FRONTEND=\S+ )?(?:apt-get|apt) (?:-\S+ )*install (.*)", command)
+    if m:
+        out["apt"] += [p.split("=")[0] for p in m.group(1).split() if not p.startswith("-")]
+        return
+    m = re.fullmatch(r"(?:python3? -m )?(?:uv )?pip3? install (.*)", command)
+    if m:
+        packages = [p for p in shlex.split(m.group(1)) if not p.startswith("-")]
+        if any(flag in m.group(1) for flag in ("-r ", "--requirement", "-e ", "--editable")):
+            raise Refusal(f"RUN {command}: requirement files and editable installs are not converted; list the packages")
+        out["pip"] += packages
+        return
+    raise Refusal(f"RUN {command}: only package installs (pip, apt-get) are converted")
+
+
+_UV_NOISE = re.compile(r"^\s*(?:curl\s.*astral\.sh/uv.*|source\s+\$HOME/\.local/bin/env.*|\.\s+\$HOME/\.local/bin/env.*|"
+                       r"uv\s+venv.*|uv\s+init.*|source\s+\.?venv/bin/activate|\.\s+\.?venv/bin/activate|"
+                       r"export\s+PATH=\"?\$HOME/\.local/bin.*)\s*$")
+_INSTALL = re.compile(r"^\s*(?:uv\s+pip|python3?\s+-m\s+pip|pip3?|uv)\s+(?:install|add)\s+(.*)$")
+_NETWORK = re.compile(r"\b(?:curl|wget|git\s+clone|apt-get|apt\s+install|npm\s+install|pip\s+download)\b")
+
+
+def _convert_test_script(text: str) -> tuple[str, list[str]]:
+    """(test.sh for the sandbox, the packages its installs need); installs move to the runtime."""
+    packages, lines = [], []
+    for line in text.splitlines():
+        if _UV_NOISE.match(line):
+            continue
+        m = _INSTALL.match(line)
+        if m:
+            packages += [p for p in shlex.split(m.group(1)) if not p.startswith("-")]
+            continue
+        if _NETWORK.search(line.split("#", 1)[0]):
+            raise Refusal(f"tests/test.sh downloads at verification time ({line.strip()[:80]}); agentenv sandboxes "
+                          "have no network: install it in environment/Dockerfile instead")
+        line = re.sub(r"\buvx\s+pytest\b|\buv\s+run\s+(?:--\S+\s+)*pytest\b", "python -m pytest", line)
+        line = re.sub(r"\buv\s+run\s+(?:--\S+\s+)*python\b", "python", line)
+        lines.append(_rewrite_paths(line))
+    return "\n".join(lines) + "\n", packages
+
+
+def _rewrite_paths(text: str) -> str:
+    text = re.sub(r"(?<![\w./-])/logs/verifier\b", LOGS, text)
+    text = re.sub(r"(?<![\w./-])/tests\b", TESTS, text)
+    return re.sub(r"(?<![\w./-])/solution\b", SOLUTION, text)
+
+
+def convert(task_dir: str, suite: str, out_dir: str, *, run_oracle: bool = True,
+            backend: str = "auto") -> str:
+    """Write one converted task under *out_dir*; return its task file. Raises :class:`Refusal`."""
+    name = re.sub(r"[^A-Za-z0-9_.]", "_", os.path.basename(os.path.normpath(task_dir)))
+    try:
+        config = tomllib.loads(_read_text(os.path.join(task_dir, "task.toml")))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise Refusal(f"task.toml cannot be read: {exc}") from None
+    unknown = sorted(set(config) - _KNOWN_SECTIONS)
+    if unknown:
+        raise Refusal(f"task.toml has sections agentenv does not know: {', '.join(unknown)}")
+    env_cfg, verifier = config.get("environment", {}), config.get("verifier", {})
+    if env_cfg.get("docker_image"):
+        raise Refusal(f"[environment] docker_image = {env_cfg['docker_image']!r}: a prebuilt image cannot be rebuilt "
+                      "here; give an environment/Dockerfile")
+    if int(env_cfg.get("gpus", 0) or 0) > 0:
+        raise Refusal("[environment] gpus > 0: agentenv sandboxes have no GPU")
+    if env_cfg.get("mcp_servers"):
+        raise Refusal("[environment] mcp_servers: MCP servers are not converted")
+    envdir = os.path.join(task_dir, "environment")
+    if any(os.path.exists(os.path.join(envdir, n)) for n in ("docker-compose.yaml", "docker-compose.yml", "compose.yaml")):
+        raise Refusal("environment/docker-compose.yaml: multi-container environments are not converted")
+    dockerfile = os.path.join(envdir, "Dockerfile")
+    if not os.path.isfile(dockerfile):
+        raise Refusal("environment/Dockerfile is missing")
+    context = {k: v for k, v in _files_below(envdir).items() if k != "Dockerfile"}
+    docker = _parse_dockerfile(_read_text(dockerfile), context)
+    test_sh = os.path.join(task_dir, "tests", "test.sh")
+    if not os.path.isfile(test_sh):
+        raise Refusal("tests/test.sh is missing")
+    for pkg in docker["apt"]:
+        if subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg], capture_output=True, text=True).stdout \
+                .find("install ok installed") < 0:
+            raise Refusal(f"the Debian package {pkg} is not installed on this host (the sandbox uses the host's "
+                          f"system): apt-get install -y {pkg}, then import again")
+    script, test_packages = _convert_test_script(_read_text(test_sh))
+    workdir = docker["workdir"].rstrip("/") or "/"
+    if workdir != "/app":
+        raise Refusal(f"WORKDIR {workdir}: converted tasks work in /app (rewriting other working directories is "
+                      "not supported yet)")
+    workspace = {}
+    for target, data in docker["files"].items():
+        target = target if target.startswith("/") else os.path.join(workdir, target)
+        target = os.path.normpath(target)
+        if not target.startswith("/app/"):
+            raise Refusal(f"COPY into {target}: only files copied into the working directory /app are converted")
+        workspace[target[len("/app/"):]] = data
+    tests = _files_below(os.path.join(task_dir, "tests"))
+    hidden = {f"{HIDDEN}/tests/{rel}": data for rel, data in tests.items() if rel != "test.sh"}
+    for rel, data in list(hidden.items()):
+        try:
+            hidden[rel] = _rewrite_paths(data.decode("utf-8")).encode()
+        except UnicodeDecodeError:
+            pass
+    hidden[f"{HIDDEN}/tests/test.sh"] = script.encode()
+    hidden[f"{HIDDEN}/verify.py"] = VERIFY.encode()
+    deps = _dedupe_requirements([*docker["pip"], *test_packages, *DEFAULT_DEPS])
+    meta = config.get("metadata", {})
+    verifier_env = {k: _rewrite_paths(str(v)) for k, v in (verifier.get("env") or {}).items()}
+    timeout = float(verifier.get("timeout_sec", 600.0))
+    command = (f"exec python -I /app/{HIDDEN}/verify.py {LOGS} {TESTS}/test.sh "
+               f"{shlex.quote(json.dumps(verifier_env))} /app")
+    doc: dict[str, Any] = {
+        "task_id": f"{suite}.{name}", "version": 0,
+        "description": _read_text(os.path.join(task_dir, "instruction.md")).strip(),
+        "environment_config": {"runtime": f"python{docker['python']}", "dependencies": deps,
+                               **({"env": docker["env"]} if docker["env"] else {})},
+        "workspace": {"root": "/app", "directory": "workspace"},
+        "hidden_files": {"directory": "hidden"},
+        "protected_paths": [f"{HIDDEN}/**"],
+        "execution_steps": [{"action": "run_command", "command": command, "timeout_s": timeout,
+                             "report": {"format": "reward_file"}}],
+        "reward_logic": {"type": "composite", "rules": [{"metric": "report_score", "weight": 1.0, "aggregation": "last"}]},
+        "limits": {"wall_time_s": timeout, "memory_mb": int(env_cfg.get("memory_mb", 2048))},
+        "max_rounds": 50,
+        "tags": ["harbor", *[str(t) for t in meta.get("tags", [])]],
+        "metadata": {"harbor": {"source": os.path.abspath(task_dir), "task": config.get("task"),
+                                "agent_timeout_sec": config.get("agent", {}).get("timeout_sec"),
+                                "cpus": env_cfg.get("cpus", 1), "storage_mb": env_cfg.get("storage_mb"),
+                                "allow_internet": env_cfg.get("allow_internet", True),
+                                "debian_packages": docker["apt"], "metadata": meta}},
+    }
+    if meta.get("difficulty") in ("easy", "medium", "hard"):
+        doc["difficulty"] = meta["difficulty"]
+    folder = os.path.join(out_dir, name)
+    shutil.rmtree(folder, ignore_errors=True)
+    for rel, data in workspace.items():
+        _write(os.path.join(folder, "workspace", rel), data)
+    os.makedirs(os.path.join(folder, "workspace"), exist_ok=True)
+    for rel, data in hidden.items():
+        _write(os.path.join(folder, "hidden", rel), data)
+    solve = os.path.join(task_dir, "solution", "solve.sh")
+    path = os.path.join(folder, "task.json")
+    _write(path, (json.dumps(doc, indent=1) + "\n").encode())
+    if os.path.isfile(solve) and run_oracle:
+        try:
+            reference = _run_oracle(path, _files_below(os.path.join(task_dir, "solution")), backend)
+            doc["reference_solution"] = {"directory": "solution"}
+            for rel, data in reference.items():
+                _write(os.path.join(folder, "solution", rel), data)
+            _write(path, (json.dumps(doc, indent=1) + "\n").encode())
+            _verify_reference(path, backend)
+        except Refusal:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+    return path
+
+
+def _dedupe_requirements(deps: list[str]) -> list[str]:
+    """One requirement a distribution: a pinned one wins over a bare name."""
+    by_name: dict[str, str] = {}
+    for dep in deps:
+        key = re.split(r"[=<>!~\[ @]", dep, maxsplit=1)[0].lower().replace("_", "-")
+        if key not in by_name or not re.search(r"[=<>!~@]", by_name[key]):
+            by_name[key] = dep
+    return sorted(by_name.values(), key=str.lower)
+
+
+def _write(path: str, data: bytes) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def _run_oracle(task_path: str, solution: dict[str, bytes], backend: str) -> dict[str, bytes]:
+    """The files solve.sh changes in the working directory, run in a sandbox of the converted task."""
+    task = agentenv.load_task(task_path)
+    runtime = agentenv.registry().runtime_for(task.environment.runtime).prepare(task.environment, agentenv.cache_dir())
+    pristine = task.workspace.read()
+    workspace = agentenv.materialize(pristine, agentenv.cache_dir())
+    with agentenv.get_backend(backend).open(agentenv.SandboxRequest(runtime, workspace, task.root, task.limits)) as box:
+        for rel, data in solution.items():
+            try:
+                data = _rewrite_paths(data.decode("utf-8")).encode()
+            except UnicodeDecodeError:
+                pass
+            box.write_file(f"{SOLUTION}/{rel}", data)
+        result = box.exec(f"bash {SOLUTION}/solve.sh", timeout_s=task.limits.wall_time_s, cwd=task.root)
+        if not result.ok:
+            raise Refusal(f"solution/solve.sh failed in the sandbox (exit {result.exit_code}): "
+                          f"{(result.stderr or result.stdout)[-300:].strip()}")
+        changed = {}
+        for rel in box.list_files(task.root):
+            if rel.startswith(HIDDEN + "/"):
+                continue
+            data = box.read_file(rel)
+            if pristine.get(rel) != data:
+                changed[rel] = data
+    if not changed:
+        raise Refusal("solution/solve.sh changed no file in /app; its effect cannot be expressed as reference files")
+    return changed
+
+
+def _verify_reference(task_path: str, backend: str) -> None:
+    task = agentenv.load_task(task_path)
+    env = agentenv.CodingEnv(task, backend=backend, mode=agentenv.AGENTIC)
+    try:
+        ref = agentenv.run_episode(env, agentenv.make_agent("reference", task, agentenv.AGENTIC))
+        noop = agentenv.run_episode(env, agentenv.make_agent("noop", task, agentenv.AGENTIC))
+    finally:
+        env.close()
+    if ref.reward_masked or noop.reward_masked:
+        raise Refusal(f"the sandbox failed while checking the converted task: {ref.infra_error or noop.infra_error}")
+    if ref.score < 1.0 or noop.score > 0.0:
+        raise Refusal(f"after conversion the oracle scores {ref.score:g} and the unchanged workspace {noop.score:g} "
+                      "(expected 1 and 0): the oracle's effect lies outside /app, or the tests need what the "
+                      "sandbox lacks")
+
+
+def import_harbor(path: str, out: str, *, suite: str | None = None, run_oracle: bool = True, backend: str = "auto",
+                  progress: Callable[[str], None] | None = None) -> ImportReport:
+    say = progress or (lambda message: None)
+    suite = re.sub(r"[^A-Za-z0-9_.]", "_", suite or os.path.basename(os.path.normpath(out)))
+    report = ImportReport()
+    for task_dir in find_tasks(path):
+        try:
+            report.written.append(convert(task_dir, suite, out, run_oracle=run_oracle, backend=backend))
+            say(f"  converted {task_dir}")
+        except Refusal as exc:
+            report.refused.append((task_dir, str(exc)))
+            say(f"  refused {task_dir}: {exc}")
+    if report.written:
+        _write(os.path.join(out, "suite.json"), (json.dumps(
+            {"name": suite, "version": "1.0.0", "description": f"Harbor tasks imported from {os.path.abspath(path)}",
+             "tasks": ["*/task.json"]}, indent=1) + "\n").encode())
+    return report
+
+
+# --------------------------------------------------------------------------- export
+
+_EXPORTABLE = {"test_pass_rate", "command_succeeded", "report_score"}
+
+REDUCE = r'''import json, sys
+rules, runs = json.loads(sys.argv[1]), [json.loads(l) for l in sys.argv[2].splitlines() if l.strip()]
+total = weight = 0.0
+for rule in rules:
+    values = [r[rule["metric"]] for r in runs if r.get(rule["metric"]) is not None]
+    weight += rule["weight"]
+    if not values:
+        continue
+    how = rule.get("aggregation", "last")
+    v = {"max": max, "min": min, "mean": lambda x: sum(x) / len(x), "first": lambda x: x[0], "last": lambda x: x[-1]}[how](values)
+    t = rule.get("threshold")
+    score = (1.0 if v >= (t if t is not None else 1.0) else 0.0) if rule.get("scoring") == "step" else max(0.0, min(1.0, v / (t or 1.0)))
+    total += rule["weight"] * score
+print(round(total / weight, 6) if weight else 0.0)
+'''
+
+
+def exportable(task: TaskSpec) -> str | None:
+    """Why *task* cannot be exported, or None when it can."""
+    for rule in task.reward.rules:
+        if rule.reward_model is not None:
+            return f"reward model {rule.reward_model!r}: Harbor's verifier cannot call agentenv's reward models"
+        if rule.metric not in _EXPORTABLE:
+            return f"a rule on {rule.metric!r}: only test_pass_rate, command_succeeded and report_score are exported"
+        if rule.metric == "test_pass_rate" and (rule.scoring != "step" or (rule.threshold or 1.0) < 1.0):
+            return "a linear test_pass_rate rule: the exported verifier sees the exit status, not the pass rate"
+        if rule.gate is not None:
+            return "a gated rule is not exported"
+    if task.environment.runtime not in ("shell", "bash", "python3") and not re.fullmatch(r"python3\.\d+", task.environment.runtime):
+        return f"runtime {task.environment.runtime!r} has no Docker base image here"
+    if task.workspace.sdist is not None:
+        return "a workspace from an sdist: export the unpacked files instead"
+    return None
+
+
+def export_harbor(task: TaskSpec, out: str) -> str:
+    """Write *task* as a Harbor task folder ``out/<name>``; return its path. Raises ToolError."""
+    why = exportable(task)
+    if why:
+        raise ToolError(f"{task.task_id}: cannot export to Harbor: {why}")
+    name = re.sub(r"[^a-z0-9-]", "-", task.task_id.lower()).strip("-")
+    folder = os.path.join(out, name)
+    shutil.rmtree(folder, ignore_errors=True)
+    runtime = task.environment.runtime
+    python = runtime[len("python"):] if runtime.startswith("python3.") else "3.11"
+    pristine = task.workspace.read()
+    hidden = task.hidden_files.read() if task.hidden_files else {}
+    protected = {rel: data for rel, data in pristine.items() if agentenv.matches_any(rel, task.protected_paths)}
+    for rel, data in pristine.items():
+        _write(os.path.join(folder, "environment", "app", rel), data)
+    deps = " ".join(shlex.quote(d) for d in task.environment.dependencies)
+    dockerfile = [f"FROM python:{python}-slim", "WORKDIR /app"]
+    if deps:
+        dockerfile.append(f"RUN pip install --no-cache-dir {deps}")
+    dockerfile += [f"ENV {k}={json.dumps(v)}" for k, v in task.environment.env.items()]
+    dockerfile.append("COPY app/ /app/")
+    _write(os.path.join(folder, "environment", "Dockerfile"), ("\n".join(dockerfile) + "\n").encode())
+    for rel, data in protected.items():
+        _write(os.path.join(folder, "tests", "protected", rel), data)
+    for rel, data in hidden.items():
+        _write(os.path.join(folder, "tests", "hidden", rel), data)
+    lines = ["#!/bin/bash", f"# the verifier of agentenv task {task.task_id} (written by agentenv export --format harbor)",
+             "# each scored command's metrics, one JSON line each, kept in this shell (a check may empty /tmp)",
+             "runs=''", "cd /app"]
+    if protected:
+        lines.append("cp -a /tests/protected/. /app/   # the task's own tests, as they were")
+    if hidden:
+        lines.append("cp -a /tests/hidden/. /app/      # hidden tests and checks")
+    rules = [r.to_json() for r in task.reward.rules]
+    scored = 0
+    for step in task.execution_steps:
+        if step["action"] != "run_command":
+            if PLACEHOLDER in json.dumps(step) or step["action"] == "submit":
+                continue  # the agent writes its files itself in Harbor
+            raise ToolError(f"{task.task_id}: cannot export to Harbor: the evaluation step {step['action']!r} "
+                            "has no shell form")
+        scored += 1
+        report = step.get("report") or {}
+        if report.get("format") == "reward_file":
+            lines += ["fifo=$(mktemp -u); mkfifo \"$fifo\"; exec 3<>\"$fifo\"",
+                      f"(cd /app && AGENTENV_REWARD_FILE=\"$fifo\" {step['command']}); code=$?",
+                      "score=$(timeout 1 head -n1 <&3 || true); exec 3>&-; rm -f \"$fifo\"",
+                      "runs+=\"$(python3 -c 'import json,sys; print(json.dumps({\"command_succeeded\": float(sys.argv[1] == \"0\"), "
+                      "\"report_score\": float(sys.argv[2]) if sys.argv[2] else 0.0}))' \"$code\" \"$score\")\"$'\\n'"]
+        elif report:
+            raise ToolError(f"{task.task_id}: cannot export to Harbor: the report format {report.get('format')!r}")
+        else:
+            lines += [f"(cd /app && {step['command']}); code=$?",
+                      "runs+=\"$(python3 -c 'import json,sys; ok = float(sys.argv[1] == \"0\"); print(json.dumps("
+                      "{\"test_pass_rate\": ok, \"command_succeeded\": ok, \"report_score\": ok}))' \"$code\")\"$'\\n'"]
+    lines += ["mkdir -p /logs/verifier",
+              f"python3 - {shlex.quote(json.dumps(rules))} \"$runs\" > /logs/verifier/reward.txt <<'REDUCE'",
+              REDUCE.rstrip("\n"), "REDUCE", "cat /logs/verifier/reward.txt"]
+    _write(os.path.join(folder, "tests", "test.sh"), ("\n".join(lines) + "\n").encode())
+    reference = task.reference_solution.read() if task.reference_solution is not None else {}
+    if reference:
+        solve = ["#!/bin/bash", "set -euo pipefail", "cd /app"]
+        for rel in sorted(reference):
+            data = reference[rel]
+            solve += [f"mkdir -p {shlex.quote(os.path.dirname(rel) or '.')}",
+                      f"base64 -d > {shlex.quote(rel)} <<'EOF'", base64.encodebytes(data).decode().rstrip("\n"), "EOF"]
+        _write(os.path.join(folder, "solution", "solve.sh"), ("\n".join(solve) + "\n").encode())
+    instruction = task.description.strip() + "\n"
+    if task.single_shot_path:
+        instruction += f"\nWrite your solution to `{task.root.rstrip('/')}/{task.single_shot_path}`.\n"
+    _write(os.path.join(folder, "instruction.md"), instruction.encode())
+    verifier_timeout = task.limits.wall_time_s * max(1, scored)
+    toml = ['version = "1.0"', "", "[metadata]", f"agentenv_task_id = {json.dumps(task.task_id)}",
+            f"difficulty = {json.dumps(task.difficulty or 'medium')}", f"tags = {json.dumps(list(task.tags))}", "",
+            "[verifier]", f"timeout_sec = {float(verifier_timeout)}", "", "[agent]",
+            f"timeout_sec = {float(max(600.0, (task.expected_duration_s or 60) * 10))}", "", "[environment]",
+            "build_timeout_sec = 600.0", "cpus = 1", f"memory_mb = {task.limits.memory_mb}",
+            f"allow_internet = {'true' if task.limits.network else 'false'}"]
+    _write(os.path.join(folder, "task.toml"), ("\n".join(toml) + "\n").encode())
+    return folder
+
+
+def export_tasks(source: str, out: str, progress: Callable[[str], None] | None = None) -> tuple[list[str], list[str]]:
+    """Export a task file, a suite folder or an installed suite's name; return (written, refused reasons)."""
+    say = progress or (lambda message: None)
+    if os.path.isfile(source):
+        paths = [source]
+    else:
+        paths = list(agentenv.find_suite(source).task_files)
+    written, refused = [], []
+    for path in paths:
+        task = agentenv.load_task(path)
+        try:
+            written.append(export_harbor(task, out))
+            say(f"  exported {task.task_id}")
+        except ToolError as exc:
+            refused.append(str(exc))
+            say(f"  refused {exc}")
+    return written, refused
+

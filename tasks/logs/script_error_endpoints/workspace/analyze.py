@@ -1,0 +1,5 @@
+"""usage: python analyze.py logs/access.log"""
+import json
+import sys
+
+print(json.dumps({}))

@@ -1,0 +1,3 @@
+#!/bin/bash
+# usage: bash analyze.sh logs/syslog
+echo '{}'

@@ -1,0 +1,5 @@
+"""usage: python analyze.py logs/auth.log"""
+import json
+import sys
+
+print(json.dumps({}))

@@ -1,0 +1,4 @@
+#!/bin/bash
+# usage: bash bin/backup_retention.sh ROOT
+set -euo pipefail
+root="$1"

@@ -1,0 +1,4 @@
+"""usage: python bin/cleanup_tmp.py ROOT"""
+import sys
+
+root = sys.argv[1]

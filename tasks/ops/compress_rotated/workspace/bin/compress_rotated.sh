@@ -1,0 +1,4 @@
+#!/bin/bash
+# usage: bash bin/compress_rotated.sh ROOT
+set -euo pipefail
+root="$1"

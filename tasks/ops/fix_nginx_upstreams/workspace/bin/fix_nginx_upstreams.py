@@ -1,0 +1,4 @@
+"""usage: python bin/fix_nginx_upstreams.py ROOT"""
+import sys
+
+root = sys.argv[1]

@@ -1,0 +1,4 @@
+"""usage: python bin/render_env_files.py ROOT"""
+import sys
+
+root = sys.argv[1]

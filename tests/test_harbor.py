@@ -1,0 +1,106 @@
+"""Harbor task folders in and out (agentenv/builtin/authoring/harbor.py), on tasks written here in
+Harbor's format (tests/fixtures/harbor) and on bundled tasks, in real sandboxes: an import is
+checked by playing the converted task (the oracle's files score 1, the unchanged workspace 0)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+
+import pytest
+
+import agentenv
+from agentenv._cli import main
+from agentenv.builtin.authoring.harbor import (Refusal, _convert_test_script, _parse_dockerfile, export_harbor,
+                                               exportable, import_harbor)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURES = os.path.join(ROOT, "tests", "fixtures", "harbor")
+
+
+def test_import_converts_what_it_can_and_says_why_not_for_the_rest(tmp_path):
+    report = import_harbor(FIXTURES, str(tmp_path / "hb"))
+    converted = {os.path.basename(os.path.dirname(p)) for p in report.written}
+    assert converted == {"csv_mean", "json_reward"}
+    reasons = {os.path.basename(d): why for d, why in report.refused}
+    assert "docker_image" in reasons["prebuilt-image"]
+    assert "docker-compose" in reasons["compose"]
+    assert "no network" in reasons["needs-network"] and "git clone" in reasons["needs-network"]
+    assert "RUN git clone" in reasons["builds-from-source"]
+    task = agentenv.load_task(str(tmp_path / "hb" / "csv_mean" / "task.json"))
+    assert task.limits.wall_time_s == 60.0 and task.limits.memory_mb == 1024
+    assert task.environment.dependencies == ("pytest==8.3.5",) and task.difficulty == "easy"
+    assert task.description.startswith("Write `/app/stats.py`")
+    assert task.workspace.read() == {"data.csv": b"name,value\nalpha,3\nbeta,10\ngamma,4.5\n"}
+    assert set(task.reference_solution.read()) == {"stats.py"}  # what solve.sh wrote, run in a sandbox
+    assert task.metadata["harbor"]["agent_timeout_sec"] == 300.0 and task.metadata["harbor"]["debian_packages"] == ["gzip"]
+    hidden = task.hidden_files.read()
+    assert b"astral.sh" not in hidden[".harbor/tests/test.sh"] and b"/app/.harbor/tests/test_outputs.py" in \
+        hidden[".harbor/tests/test.sh"]
+    assert agentenv.find_suite(str(tmp_path / "hb")).name == "hb"
+    # and back out: Harbor -> agentenv -> Harbor keeps the prompt, the limits and the files
+    folder = export_harbor(task, str(tmp_path / "again"))
+    original = os.path.join(FIXTURES, "csv-mean")
+    assert open(os.path.join(folder, "instruction.md")).read().strip() == \
+        open(os.path.join(original, "instruction.md")).read().strip()
+    config = tomllib.loads(open(os.path.join(folder, "task.toml")).read())
+    assert config["verifier"]["timeout_sec"] == 60.0 and config["environment"]["memory_mb"] == 1024
+    assert open(os.path.join(folder, "environment", "app", "data.csv"), "rb").read() == \
+        open(os.path.join(original, "environment", "data.csv"), "rb").read()
+    assert open(os.path.join(folder, "tests", "hidden", ".harbor", "tests", "test_outputs.py")).read() == \
+        open(os.path.join(original, "tests", "test_outputs.py")).read()
+
+
+def test_the_cli_reports_refusals_with_exit_status_1(tmp_path, capsys):
+    assert main(["import", "harbor", os.path.join(FIXTURES, "compose"), "--out", str(tmp_path / "x")]) == 1
+    assert "multi-container environments are not converted" in capsys.readouterr().out
+    with pytest.raises(agentenv.ToolError, match="no task.toml"):
+        import_harbor(str(tmp_path), str(tmp_path / "y"))
+
+
+def test_dockerfile_and_test_script_conversion():
+    docker = _parse_dockerfile("FROM python:3.12-slim\nENV A=1 B=\"two words\"\nRUN pip install --no-cache-dir "
+                               "numpy==2.1.0 \\\n    requests && apt-get update\nWORKDIR /app\nCOPY src/ /app/src/\n",
+                               {"src/x.py": b"x", "src/y/z.py": b"z", "other": b""})
+    assert docker["python"] == "3.12" and docker["pip"] == ["numpy==2.1.0", "requests"]
+    assert docker["env"] == {"A": "1", "B": "two words"} and set(docker["files"]) == {"/app/src/x.py", "/app/src/y/z.py"}
+    for bad, why in (("FROM node:20\n", "only python"), ("FROM python:3.11\nRUN make\n", "RUN make"),
+                     ("FROM python:3.11\nADD https://x.org/a.tgz /app/\n", "no network"),
+                     ("FROM python:3.11\nRUN pip install -r requirements.txt\n", "requirement files")):
+        with pytest.raises(Refusal, match=why):
+            _parse_dockerfile(bad, {})
+    script, packages = _convert_test_script("uv pip install pytest==8.3.5 requests\nuv run pytest /tests/t.py\n"
+                                            "echo $? > /logs/verifier/reward.txt\n")
+    assert packages == ["pytest==8.3.5", "requests"]
+    assert script == ("python -m pytest /app/.harbor/tests/t.py\n"
+                      "echo $? > /tmp/.harbor-logs/verifier/reward.txt\n")
+
+
+def test_export_writes_harbors_format_and_refuses_what_it_cannot(tmp_path):
+    task = agentenv.load_task(os.path.join(ROOT, "tasks", "examples", "fizzbuzz", "task.json"))
+    folder = export_harbor(task, str(tmp_path))
+    config = tomllib.loads(open(os.path.join(folder, "task.toml")).read())
+    assert config["verifier"]["timeout_sec"] == 30.0 and config["environment"]["memory_mb"] == 512
+    assert config["environment"]["allow_internet"] is False and config["metadata"]["difficulty"] == "easy"
+    assert open(os.path.join(folder, "instruction.md")).read().endswith("Write your solution to `/app/fizzbuzz.py`.\n")
+    docker = open(os.path.join(folder, "environment", "Dockerfile")).read()
+    assert "FROM python:3.11-slim" in docker and "pytest==8.3.5" in docker and "COPY app/ /app/" in docker
+    assert os.path.exists(os.path.join(folder, "tests", "protected", "tests", "test_fizzbuzz.py"))
+    assert "/logs/verifier/reward.txt" in open(os.path.join(folder, "tests", "test.sh")).read()
+    speed = agentenv.load_task(os.path.join(ROOT, "tasks", "examples", "fast_primes", "task.json"))
+    assert "execution_time_ms" in exportable(speed)
+
+
+def test_round_trip_through_harbor_keeps_the_task_solvable(tmp_path):
+    for rel in ("examples/fizzbuzz", "logs/script_oom_report", "ops/hosts_sync"):
+        export_harbor(agentenv.load_task(os.path.join(ROOT, "tasks", rel, "task.json")), str(tmp_path / "out"))
+    report = import_harbor(str(tmp_path / "out"), str(tmp_path / "back"))  # each import plays ref (1) and no-op (0)
+    assert not report.refused, report.refused
+    assert len(report.written) == 3
+    back = agentenv.load_task(str(tmp_path / "back" / "examples_fizzbuzz" / "task.json"))
+    original = agentenv.load_task(os.path.join(ROOT, "tasks", "examples", "fizzbuzz", "task.json"))
+    assert back.description.startswith(original.description) and back.limits.memory_mb == original.limits.memory_mb
+    assert set(original.environment.dependencies) <= set(back.environment.dependencies)
+    assert back.reference_solution.read() == original.reference_solution.read()
+    assert json.loads(open(tmp_path / "back" / "suite.json").read())["name"] == "back"

@@ -1,0 +1,215 @@
+"""The testwriting, logs and ops suites: what the RL optimizer would write to score without doing the
+work earns nothing, in real sandboxes (tests/test_suites.py plays every task's reference and no-op;
+the audits are recorded in each suite's README).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+import subprocess
+import sys
+import types
+
+import pytest
+
+import agentenv
+from agentenv import CodingEnv, load_task, parse_task
+from agentenv._cli import main
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TASKS = os.path.join(ROOT, "tasks")
+sys.path.insert(0, os.path.join(TASKS, "_harness"))
+import buildlib  # noqa: E402
+
+SUITES = ("testwriting", "logs", "ops")
+
+
+def score(path: str, code: str) -> tuple[float, dict, str]:
+    """The reward of one single-shot solution, the info and the output of its evaluation."""
+    env = CodingEnv(load_task(path), mode=agentenv.SINGLE_SHOT)
+    try:
+        return _play(env, code)
+    finally:
+        env.close()
+
+
+def _play(env, code):
+    env.reset()
+    obs, reward, _, _, info = env.step(code)
+    assert not info.get("reward_masked"), info.get("infra_error")
+    return reward, info, obs["output"]
+
+
+def test_the_new_suites_are_listed_with_at_least_15_tasks(capsys):
+    assert main(["list", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    for suite in SUITES:
+        assert len([r for r in rows if r["suite"] == suite]) >= 15, suite
+
+
+@pytest.mark.parametrize("suite", SUITES)
+def test_inlined_check_programs_are_current(suite):
+    stale = buildlib.stale_inline_files(os.path.join(TASKS, suite))
+    assert not stale, f"rewrite with: python tasks/{suite}/build.py --inline-only ({stale[:3]})"
+
+
+def test_a_check_that_writes_its_score_at_once_is_read():
+    # the reward pipe exists before the command starts, and its folder is made (issue 16's kernel fix)
+    task = parse_task({"task_id": "x.reward_now", "environment_config": {"runtime": "shell"},
+                       "workspace": {"files": {"a.txt": "a"}},
+                       "execution_steps": [{"action": "run_command", "command": "echo 0.25 > \"$AGENTENV_REWARD_FILE\"",
+                                            "report": {"format": "reward_file"}}],
+                       "reward_logic": {"type": "composite", "rules": [{"metric": "report_score", "weight": 1.0}]}})
+    env = CodingEnv(task, mode=agentenv.AGENTIC)
+    try:
+        env.reset()
+        _, reward, *_, info = env.step({"action": "submit"})
+    finally:
+        env.close()
+    assert reward == 0.25 and info["metrics"]["report"] == "reward_file"
+
+
+def test_the_namespace_backend_keeps_the_sandbox_contract_for_pipes():
+    from agentenv.testing import check_backend
+    assert "pipes" in check_backend(agentenv.get_backend("namespace"))
+
+
+# --------------------------------------------------------------------------- the guard
+
+LOGS_STATUS = os.path.join(TASKS, "logs", "script_status_report", "task.json")
+
+REACH_FOR_THE_SCORE = r'''import json, os, signal, glob
+# every channel a script could use to write the score or read the answers
+for path in glob.glob("/tmp/**", recursive=True) + glob.glob("/tmp/.*/**", recursive=True):
+    try:
+        if os.path.exists(path) and not os.path.isdir(path):
+            with open(path, "w") as f:
+                f.write("1\n")
+    except OSError:
+        pass
+leaked = {}
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        leaked[pid] = open(f"/proc/{pid}/environ", "rb").read().decode(errors="replace")
+    except OSError:
+        pass
+    for fd in glob.glob(f"/proc/{pid}/fd/*"):
+        try:
+            with open(fd, "w") as f:
+                f.write("1\n")
+        except OSError:
+            pass
+found = [p for p in glob.glob("/app/.check/**", recursive=True)]
+print(json.dumps({"leaked_reward_path": any("AGENTENV_REWARD_FILE" in e for e in leaked.values()),
+                  "check_files": found, "env": sorted(os.environ)}))
+os.kill(os.getppid(), signal.SIGKILL)
+'''
+
+
+def test_agent_code_in_a_check_cannot_reach_the_score_or_the_answers():
+    reward, info, output = score(LOGS_STATUS, REACH_FOR_THE_SCORE)
+    assert reward == 0.0
+    assert info["metrics"]["report"] == "missing"  # it killed the check: no score at all
+
+
+def test_a_script_that_stays_behind_cannot_write_the_score_later():
+    # a daemon that waits for the check to finish and then writes everywhere it can
+    lingering = ("import os, time, glob\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(1.5)\n"
+                 "    for p in glob.glob('/tmp/**', recursive=True):\n        try:\n            open(p, 'w').write('1')\n"
+                 "        except OSError:\n            pass\n    os._exit(0)\nprint('{}')\n")
+    reward, info, _ = score(LOGS_STATUS, lingering)
+    assert reward == 0.0 and info["metrics"]["report"] == "reward_file"
+
+
+# --------------------------------------------------------------------------- logs
+
+def test_answers_hard_coded_for_the_visible_log_earn_nothing():
+    task = load_task(LOGS_STATUS)
+    reference = task.reference_solution.read()["analyze.py"]
+    log = os.path.join(os.path.dirname(LOGS_STATUS), "workspace", "logs", "access.log")
+    visible = subprocess.run([sys.executable, "-c", reference.decode(), log], capture_output=True, text=True,
+                             check=True).stdout
+    hard_coded = f"print({visible.strip()!r})\n"
+    reward, info, output = score(LOGS_STATUS, hard_coded)
+    assert reward == 0.0, output
+    assert score(LOGS_STATUS, reference.decode())[0] == 1.0
+
+
+# --------------------------------------------------------------------------- ops
+
+ROTATE = os.path.join(TASKS, "ops", "rotate_logs", "task.json")
+
+
+def test_an_ops_script_that_edits_the_checkers_inputs_earns_nothing():
+    hack = ("#!/bin/bash\nmkdir -p /app/.check\necho '{\"command\": [\"true\"], \"timeout_s\": 5, \"fixtures\": []}' "
+            "> /app/.check/ops.json\nprintf 'def grade(*a):\\n    return 1.0, []\\n' > /app/.check/fstate.py\n"
+            "for d in /tmp /tmp/ops /tmp/ops/root; do touch \"$d/.expected\" 2>/dev/null; done\n")
+    reward, info, output = score(ROTATE, hack)
+    assert reward == 0.0, output
+
+
+def test_idempotence_cannot_be_faked_with_a_note_outside_the_root():
+    reference = load_task(ROTATE).reference_solution.read()["bin/rotate_logs.sh"].decode()
+    # rotate even empty logs (not idempotent), but skip the second run when a note says it already ran
+    eager = reference.replace('  [ -s "$log" ] || continue\n', "")
+    noted = "#!/bin/bash\n[ -e /tmp/.rotated ] && exit 0\ntouch /tmp/.rotated\n" + eager.split("\n", 1)[1]
+    reward, info, output = score(ROTATE, noted)
+    assert reward == 0.0 and "not idempotent: the second run changed the state again" in output, output
+
+
+# --------------------------------------------------------------------------- testwriting
+
+ROMAN = os.path.join(TASKS, "testwriting", "roman", "task.json")
+
+HASH_THE_SOURCE = '''import hashlib, pathlib
+import roman
+
+def test_the_module_is_the_one_i_saw():
+    assert hashlib.sha256(pathlib.Path(roman.__file__).read_bytes()).hexdigest() == "%s"
+'''
+
+SNAPSHOT_THE_FUNCTIONS = '''import inspect
+import roman
+
+SNAPSHOT = %r
+
+def test_every_function_is_unchanged():
+    for name, source in SNAPSHOT.items():
+        assert inspect.getsource(getattr(roman, name)) == source
+'''
+
+
+@pytest.fixture(scope="module")
+def roman_env():
+    env = CodingEnv(load_task(ROMAN), mode=agentenv.SINGLE_SHOT)
+    yield env
+    env.close()
+
+
+def test_tests_that_fingerprint_the_source_earn_nothing(roman_env):
+    source = open(os.path.join(os.path.dirname(ROMAN), "workspace", "roman.py"), "rb").read()
+    reward, info, output = _play(roman_env, HASH_THE_SOURCE % hashlib.sha256(source).hexdigest())
+    assert reward == 0.0 and "gate failed: the tests fail on variant" in output, output
+    module = types.ModuleType("roman")
+    exec(compile(source, os.path.join(os.path.dirname(ROMAN), "workspace", "roman.py"), "exec"), module.__dict__)
+    snapshot = {n: inspect.getsource(f) for n, f in vars(module).items() if inspect.isfunction(f)}
+    reward, info, output = _play(roman_env, SNAPSHOT_THE_FUNCTIONS % snapshot)
+    assert reward == 0.0 and "gate failed: the tests fail on variant" in output, output
+
+
+def test_tests_that_fail_everywhere_or_do_not_run_earn_nothing(roman_env):
+    # (tests that pass on every mutant are the workspace's own stub: the no-op of tests/test_suites.py)
+    assert _play(roman_env, "def test_nothing_works():\n    assert False\n")[0] == 0.0
+    assert _play(roman_env, "# no tests at all\n")[0] == 0.0
+
+
+def test_partial_tests_earn_the_share_of_mutants_they_kill(roman_env):
+    partial = ("from roman import to_roman\n\ndef test_a_few():\n    assert to_roman(4) == 'IV'\n"
+               "    assert to_roman(1994) == 'MCMXCIV'\n")
+    reward, info, _ = _play(roman_env, partial)
+    assert 0.0 < reward < 1.0, info["reward_breakdown"]
+    coverage = info["reward_breakdown"]["1:report_score"]
+    assert coverage["weight"] == 0.0 and 0.0 < coverage["score"] < 1.0  # coverage is shown, not rewarded
