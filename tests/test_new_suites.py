@@ -112,7 +112,7 @@ os.kill(os.getppid(), signal.SIGKILL)
 def test_agent_code_in_a_check_cannot_reach_the_score_or_the_answers():
     reward, info, output = score(LOGS_STATUS, REACH_FOR_THE_SCORE)
     assert reward == 0.0
-    assert info["metrics"]["report"] == "missing"  # it killed the check: no score at all
+    assert info["metrics"]["report"] == "incomplete"  # it killed the check: a check that did not exit 0 scores nothing
 
 
 def test_a_script_that_stays_behind_cannot_write_the_score_later():
