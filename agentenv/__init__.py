@@ -53,6 +53,8 @@ from ._sandbox import (  # noqa: E402
 from ._spec import TaskSpec, load_task, parse_task, task_schema  # noqa: E402
 from ._reward import RewardResult, compute_reward  # noqa: E402
 from ._env import CodeText, CodingEnv, Measurements  # noqa: E402
+from ._chat import resolve_task, tools  # noqa: E402
+from ._async import AsyncCodingEnv, Rollout, RolloutPool  # noqa: E402
 from ._backends import get_backend  # noqa: E402
 from ._plugins import get_plugin_manager, registry  # noqa: E402
 from ._runner import EpisodeResult, make_agent, run_episode  # noqa: E402
@@ -69,6 +71,7 @@ __all__ = [
     "Agent",
     "AgentEnvError",
     "AgentSandbox",
+    "AsyncCodingEnv",
     "Availability",
     "BackendUnavailable",
     "CodeText",
@@ -85,6 +88,8 @@ __all__ = [
     "PluginError",
     "RewardModel",
     "RewardResult",
+    "Rollout",
+    "RolloutPool",
     "RunContext",
     "Runtime",
     "RuntimeBuildError",
@@ -109,8 +114,10 @@ __all__ = [
     "parse_task",
     "register_envs",
     "registry",
+    "resolve_task",
     "run_episode",
     "task_schema",
+    "tools",
 ]
 
 register_envs()

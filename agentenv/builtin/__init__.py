@@ -13,4 +13,5 @@ DEFAULT_PLUGINS = (
     "agentenv.builtin.agents_extra",
     "agentenv.builtin.evaluation",
     "agentenv.builtin.audit_cli",
+    "agentenv.builtin.llm",
 )
