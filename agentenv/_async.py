@@ -372,9 +372,15 @@ class RolloutPool:
             async with slots.episode(job.task):
                 results[job.index] = await self._episode(job, policy)
 
-        async with asyncio.TaskGroup() as group:
-            for job in jobs:
-                group.create_task(one(job))
+        try:
+            async with asyncio.TaskGroup() as group:
+                for job in jobs:
+                    group.create_task(one(job))
+        except BaseExceptionGroup as failed:  # a policy's own error: the first one, as the caller raised it
+            first = failed.exceptions[0]
+            while isinstance(first, BaseExceptionGroup):
+                first = first.exceptions[0]
+            raise first
         return results  # type: ignore[return-value]
 
     def _key(self, task: TaskSpec, mode: str) -> tuple:

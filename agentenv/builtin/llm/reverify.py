@@ -31,7 +31,7 @@ import os
 import re
 import sys
 import threading
-from typing import Any
+from typing import Any, Sequence
 
 import agentenv
 
@@ -125,13 +125,19 @@ class _Replayer:
 
 
 def reverify(run: str, *, reward_logic: str | None = None, rerun: bool = False, workers: int = 2,
-             backend: str = "auto", progress: bool = False) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """Rescore every episode of *run*; returns one result per episode and the counts left out."""
+             backend: str = "auto", task_files: Sequence[str] = (), progress: bool = False
+             ) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Rescore every episode of *run*; returns one result per episode and the counts left out.
+    *task_files* replace the installed task of the same id (a fixed copy, a task outside any suite)."""
     found, skipped = episodes(run)
+    given = {}
+    for path in task_files:
+        task = agentenv.load_task(path)
+        given[task.task_id] = task
     tasks: dict[str, agentenv.TaskSpec] = {}
     for episode in found:
         if episode.env_id not in tasks:
-            task = agentenv.resolve_task(episode.env_id)
+            task = given.get(episode.task_id) or agentenv.resolve_task(episode.env_id)
             tasks[episode.env_id] = with_reward_logic(task, reward_logic) if reward_logic else task
     replayer = _Replayer(backend)
     done = [0]
@@ -196,6 +202,9 @@ def configure(parser) -> None:
     parser.add_argument("--rerun", action="store_true",
                         help="replay the stored actions in fresh sandboxes of the current task (a fixed task) "
                              "instead of recomputing from the stored metrics")
+    parser.add_argument("--task", action="append", default=[], metavar="FILE",
+                        help="use this task file for the episodes of its task id (a fixed task, or one outside the "
+                             "installed suites); repeatable")
     parser.add_argument("--workers", "-w", type=int, default=2, help="episodes replayed at once (default 2)")
     parser.add_argument("--backend", default="auto", help="sandbox backend for replays (default: auto)")
     parser.add_argument("--out", "-o", default=None, help="write one JSON line per episode to this file")
@@ -204,7 +213,7 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     results, skipped = reverify(args.run, reward_logic=args.reward_logic, rerun=args.rerun, workers=args.workers,
-                                backend=args.backend, progress=sys.stderr.isatty())
+                                backend=args.backend, task_files=args.task, progress=sys.stderr.isatty())
     lines = "".join(json.dumps(r) + "\n" for r in results)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
