@@ -170,7 +170,11 @@ class RubricJudge(agentenv.RewardModel):
         pristine = self._pristine[key]
         return {p: d for p, d in episode.files.items() if pristine.get(p) != d}
 
-    def prompt(self, episode: agentenv.EpisodeView, opts: dict[str, Any]) -> list[dict[str, str]]:
+    def prompt(self, episode: agentenv.EpisodeView, options: Mapping[str, Any]) -> list[dict[str, str]]:
+        """The messages the judge is sent for *episode* under a rule's *options*."""
+        return self._messages(episode, self._options(episode, options))
+
+    def _messages(self, episode: agentenv.EpisodeView, opts: dict[str, Any]) -> list[dict[str, str]]:
         files = self._shown_files(episode, opts)
         budget, parts = opts["max_chars"], []
         for path in sorted(files):
@@ -193,7 +197,7 @@ class RubricJudge(agentenv.RewardModel):
     # ---- scoring
     def score(self, episode: agentenv.EpisodeView, options: Mapping[str, Any]) -> float:
         opts = self._options(episode, options)
-        messages = self.prompt(episode, opts)
+        messages = self._messages(episode, opts)
         body = {"model": opts["model"], "messages": messages, "temperature": opts["temperature"],
                 "max_tokens": opts["max_tokens"]}
         key = hashlib.sha256(json.dumps({"url": opts["url"], "body": body, "criteria": opts["criteria"],

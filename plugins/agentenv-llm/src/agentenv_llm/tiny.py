@@ -54,7 +54,7 @@ def chat_template() -> str:
     return qwen2_5_chat_template
 
 
-def build_tokenizer(vocab_size: int = 2048, texts: Iterable[str] | None = None):
+def build_tokenizer(vocab_size: int = 4096, texts: Iterable[str] | None = None):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -72,7 +72,11 @@ def build_tokenizer(vocab_size: int = 2048, texts: Iterable[str] | None = None):
 
 
 def build_model(tokenizer, *, hidden: int = 64, layers: int = 2, heads: int = 4, seed: int = 0,
-                max_positions: int = 8192):
+                max_positions: int = 32768, window: int = 24):
+    """A Qwen2 model whose every layer attends to the last *window* tokens only (sliding-window
+    attention, rotary positions): what it writes depends on the last ``layers * window`` tokens, at
+    any position. So fitting it to a reply takes short sequences, and what it learnt holds inside
+    long real prompts."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
@@ -82,6 +86,7 @@ def build_model(tokenizer, *, hidden: int = 64, layers: int = 2, heads: int = 4,
     config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=hidden * 2,
                          num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=max(1, heads // 2),
                          max_position_embeddings=max_positions, tie_word_embeddings=True, bos_token_id=pad,
+                         use_sliding_window=True, sliding_window=window, max_window_layers=0,
                          eos_token_id=eos, pad_token_id=pad)
     model = Qwen2ForCausalLM(config)
     model.generation_config = GenerationConfig(eos_token_id=[eos, pad], pad_token_id=pad, do_sample=True,
@@ -90,26 +95,32 @@ def build_model(tokenizer, *, hidden: int = 64, layers: int = 2, heads: int = 4,
 
 
 def teach(model, tokenizer, examples: Sequence[tuple[list[dict[str, Any]], list[dict[str, Any]] | None, str]],
-          steps: int = 40, lr: float = 1e-2, seed: int = 0) -> float:
+          steps: int = 300, lr: float = 3e-3, seed: int = 0) -> float:
     """Fit *model* to reply *completion* after each ``(messages, tools, completion)`` (loss on the
-    completion and its end-of-turn token only); returns the last loss."""
+    completion and its end-of-turn token only; every example in every step); returns the last loss.
+
+    Only the prompt's last ``2 * layers * window`` tokens are kept: no position of the reply can see
+    further back through the sliding windows, so the fit is the same as on the whole prompt."""
     import torch
 
-    rng = random.Random(seed)
-    batches = []
+    torch.manual_seed(seed)
+    config = model.config
+    # what a reply token can see through the windows, with room to spare (implementations count the
+    # window's edges differently; keeping more context than can matter is always exact)
+    reach = 2 * (config.sliding_window or 10 ** 9) * config.num_hidden_layers + 8
+    rows = []
     for messages, tools, completion in examples:
         prompt = tokenizer.apply_chat_template(messages, tools=tools or None, add_generation_prompt=True, tokenize=False)
-        prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"][-reach:]
         target_ids = tokenizer(completion + "<|im_end|>", add_special_tokens=False)["input_ids"]
-        ids = torch.tensor([prompt_ids + target_ids])
-        labels = torch.tensor([[-100] * len(prompt_ids) + target_ids])
-        batches.append((ids, labels))
+        rows.append((prompt_ids + target_ids, [-100] * len(prompt_ids) + target_ids))
+    # one sequence at a time, unpadded: padding masks and sliding windows need not agree on anything
+    batches = [(torch.tensor([ids]), torch.tensor([labels])) for ids, labels in rows]
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
     loss = torch.tensor(0.0)
     for _ in range(steps):
-        ids, labels = rng.choice(batches)
-        loss = model(input_ids=ids, labels=labels).loss
+        loss = sum(model(input_ids=ids, labels=labels).loss for ids, labels in batches) / len(batches)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
@@ -117,20 +128,100 @@ def teach(model, tokenizer, examples: Sequence[tuple[list[dict[str, Any]], list[
     return float(loss.detach())
 
 
-def build_tiny(out_dir: str, *, vocab_size: int = 2048, hidden: int = 64, layers: int = 2, seed: int = 0,
+def build_tiny(out_dir: str, *, vocab_size: int = 4096, hidden: int = 64, layers: int = 2, seed: int = 0,
                examples: Sequence[tuple[list[dict[str, Any]], list[dict[str, Any]] | None, str]] = (),
-               steps: int = 40) -> str:
-    """Build (and with *examples*, fit) the tiny model; save model and tokenizer to *out_dir*."""
-    tokenizer = build_tokenizer(vocab_size)
-    model = build_model(tokenizer, hidden=hidden, layers=layers, seed=seed)
-    if examples:
-        teach(model, tokenizer, examples, steps=steps, seed=seed)
+               steps: int = 300) -> str:
+    """Build (and with *examples*, fit) the tiny model; save model and tokenizer to *out_dir*.
+
+    The tokenizer is loaded back with ``AutoTokenizer`` (next to the model's config) before
+    fitting, so the model learns the token ids that every later user (a trainer, the server) gets."""
+    from transformers import AutoTokenizer
+
     os.makedirs(out_dir, exist_ok=True)
+    build_tokenizer(vocab_size).save_pretrained(out_dir)
+    model = build_model(AutoTokenizer.from_pretrained(out_dir), hidden=hidden, layers=layers, seed=seed)
+    # With the model's config.json beside it, AutoTokenizer loads the tokenizer as the model type's
+    # class (Qwen2's pre-tokenizer splits digits apart): fit the model to the ids that every later
+    # user gets, not to those of the file alone.
     model.save_pretrained(out_dir)
-    tokenizer.save_pretrained(out_dir)
+    tokenizer = AutoTokenizer.from_pretrained(out_dir)
+    if examples:
+        loss = teach(model, tokenizer, examples, steps=steps, seed=seed)
+        with open(os.path.join(out_dir, "agentenv_fit.json"), "w") as f:
+            json.dump({"examples": len(examples), "steps": steps, "final_loss": loss}, f)
+    model.save_pretrained(out_dir)
     return out_dir
 
 
 def tool_call_text(name: str, arguments: dict[str, Any]) -> str:
     """A tool call as Qwen-style models write it."""
     return f'<tool_call>\n{json.dumps({"name": name, "arguments": arguments})}\n</tool_call>'
+
+
+TOOL_USE_TASK = "examples.bank_transfer"
+TEST_COMMAND = "python -m pytest -q -p no:cacheprovider tests"
+
+
+def tool_use_examples(task_ref: str = TOOL_USE_TASK) -> list[tuple[list[dict[str, Any]], list[dict[str, Any]], str]]:
+    """Replies that make the tiny model act like a (very simple) agent on *task_ref*: run the tests,
+    then submit; with the tools rendered both as agentenv gives them and as TRL renders its
+    environment's methods."""
+    import agentenv
+    from agentenv.wrappers import SYSTEM_AGENTIC, agentic_prompt
+
+    from .trl import tool_schemas
+
+    task = agentenv.resolve_task(task_ref)
+    first = [{"role": "system", "content": SYSTEM_AGENTIC}, {"role": "user", "content": agentic_prompt(task, task.max_rounds)}]
+    call = {"role": "assistant", "content": "", "tool_calls": [
+        {"type": "function", "function": {"name": "run_command", "arguments": {"command": TEST_COMMAND}}}]}
+    second = first + [call, {"role": "tool", "name": "run_command", "content": "$ pytest\n[exit code 1]\n..FF. 3 failed"}]
+    examples = []
+    for tools in (agentenv.tools(task), tool_schemas()):
+        examples.append((first, tools, tool_call_text("run_command", {"command": TEST_COMMAND})))
+        examples.append((second, tools, tool_call_text("submit", {})))
+    return examples
+
+
+#: the rubric the tiny judge was fitted to answer (tests use it)
+JUDGE_CRITERIA = [{"name": "readability", "description": "names say what they hold", "weight": 3},
+                  {"name": "docs", "description": "public functions have docstrings", "weight": 1}]
+JUDGE_REPLY = '{"readability": 8, "docs": 4}'
+
+
+def judge_examples() -> list[tuple[list[dict[str, Any]], None, str]]:
+    """The ``rubric`` judge's prompt for :data:`JUDGE_CRITERIA`, answered with :data:`JUDGE_REPLY`."""
+    import agentenv
+
+    task = agentenv.resolve_task("examples.fizzbuzz")
+    view = agentenv.EpisodeView(task, {"fizzbuzz.py": b"def fizzbuzz(n):\n    return []\n"}, {}, ())
+    judge = agentenv.registry().reward_models["rubric"]
+    messages = judge.prompt(view, {"criteria": JUDGE_CRITERIA, "endpoint": "http://judge/v1", "model": "tiny"})
+    return [(messages, None, JUDGE_REPLY)]
+
+
+def cached_tiny(kind: str = "tool-use", steps: int = 300) -> str:
+    """The tiny model, built once per machine and kept under the agentenv cache (``AGENTENV_CACHE``):
+    ``"random"`` (random weights) or ``"tool-use"`` (fitted to :func:`tool_use_examples` and
+    :func:`judge_examples`)."""
+    import hashlib
+
+    import transformers
+
+    examples = tool_use_examples() + judge_examples() if kind == "tool-use" else []
+    with open(__file__, "rb") as f:
+        source = f.read()
+    key = hashlib.sha256(source + json.dumps([kind, steps, transformers.__version__, examples], default=str).encode())
+    root = os.environ.get("AGENTENV_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "agentenv")
+    out = os.path.join(root, "tiny-models", f"{kind}-{key.hexdigest()[:16]}")
+    if os.path.isfile(os.path.join(out, "config.json")):
+        return out
+    tmp = f"{out}.{os.getpid()}.part"
+    build_tiny(tmp, examples=examples, steps=steps)
+    try:
+        os.replace(tmp, out)
+    except OSError:  # another process finished first: keep theirs
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out

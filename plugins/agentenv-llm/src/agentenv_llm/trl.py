@@ -101,6 +101,7 @@ class _EnvironmentBase:
         self._total, self._done, self._masked = 0.0, True, False
         self._last_info: dict[str, Any] = {}
         self._calls: list[dict[str, Any]] = []
+        self._episodes: list[list[dict[str, Any]]] = []  # every episode's tool calls (inspection, tests)
 
     def reset(self, **row: Any) -> str | None:
         ref = row.get(self._task_column)
@@ -115,6 +116,7 @@ class _EnvironmentBase:
         _, info = self._env.reset(seed=row.get("seed"))
         self._total, self._masked = 0.0, bool(info.get("reward_masked"))
         self._done, self._last_info, self._calls = self._masked, info, []
+        self._episodes.append(self._calls)
         return None  # the dataset's prompt already holds the task (make_dataset(mode="agentic"))
 
     def _act(self, action: str, arguments: dict[str, Any]) -> str:
@@ -182,11 +184,28 @@ def environment_class(actions: Sequence[str] | None = None) -> type:
     return type("AgentenvEnvironment", (_EnvironmentBase,), {**methods, "__doc__": _EnvironmentBase.__doc__})
 
 
-def environment_factory(actions: Sequence[str] | None = None, **env_kwargs: Any) -> Callable[[], Any]:
-    """``GRPOTrainer(environment_factory=environment_factory())``: each call makes one environment
-    (TRL keeps one per concurrent rollout and resets it per row)."""
-    cls = environment_class(actions)
-    return lambda: cls(**env_kwargs)
+class EnvironmentFactory:
+    """``GRPOTrainer(environment_factory=EnvironmentFactory())``: each call makes one environment
+    (TRL keeps one per concurrent rollout and resets it per row); ``instances`` lists them all."""
+
+    def __init__(self, actions: Sequence[str] | None = None, **env_kwargs: Any):
+        self.cls = environment_class(actions)
+        self.env_kwargs = env_kwargs
+        self.instances: list[Any] = []
+
+    def __call__(self) -> Any:
+        env = self.cls(**self.env_kwargs)
+        self.instances.append(env)
+        return env
+
+    def close(self) -> None:
+        for env in self.instances:
+            env._close()
+
+
+def environment_factory(actions: Sequence[str] | None = None, **env_kwargs: Any) -> EnvironmentFactory:
+    """An :class:`EnvironmentFactory` for TRL's ``environment_factory``."""
+    return EnvironmentFactory(actions, **env_kwargs)
 
 
 def tool_schemas(actions: Sequence[str] | None = None) -> list[dict[str, Any]]:
