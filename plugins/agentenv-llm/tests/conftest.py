@@ -1,9 +1,4 @@
-import os
-
 import pytest
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-SCRATCH_TASK = os.path.join(HERE, "tasks", "scratch", "task.json")
 
 
 @pytest.fixture(scope="session", autouse=True)

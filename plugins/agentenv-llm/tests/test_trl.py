@@ -12,7 +12,7 @@ from agentenv_llm import grpo_example
 from agentenv_llm.tiny import TEST_COMMAND
 from agentenv_llm.trl import SandboxReward, environment_factory, make_dataset
 
-from conftest import SCRATCH_TASK
+from _llm_paths import SCRATCH_TASK
 
 
 def test_two_grpo_steps_train_on_rewards_from_sandboxes(tiny_model, tmp_path):
