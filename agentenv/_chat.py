@@ -396,6 +396,24 @@ def chat_prompt(task: TaskSpec, mode: str, max_rounds: int, env_prompt: str) -> 
     return [{"role": "system", "content": SYSTEM_AGENTIC}, {"role": "user", "content": agentic_prompt(task, max_rounds)}]
 
 
+def opening_messages(task: TaskSpec | str | os.PathLike[str], mode: str | None = None) -> list[dict[str, Any]]:
+    """The ``[system, user]`` messages :class:`ChatEnv` opens an episode of *task* with (*mode*:
+    single-shot where the task allows it, else agentic), for datasets built before any rollout.
+    Single-shot, the environment's own prompt is read from a reset (one sandbox, opened and closed)."""
+    from ._env import CodingEnv
+
+    spec = resolve_task(task)
+    mode = mode or ("single_shot" if spec.supports_single_shot else "agentic")
+    if mode == "agentic":
+        return chat_prompt(spec, mode, spec.max_rounds, "")
+    env = CodingEnv(spec, mode=mode)
+    try:
+        obs, _ = env.reset()
+        return chat_prompt(spec, mode, env.max_rounds, obs["prompt"])
+    finally:
+        env.close()
+
+
 def to_anthropic(messages: Sequence[Mapping[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
     """OpenAI-shape messages as Anthropic's ``(system, messages)``: tool calls become ``tool_use``
     blocks, consecutive ``tool`` messages one user turn of ``tool_result`` blocks."""

@@ -4,7 +4,7 @@
 messages, actions are assistant messages with tool calls (OpenAI or Anthropic shape) or text with
 a fenced code block. The helpers read and write that format: :func:`parse_reply` (any accepted
 assistant message, never raising), :func:`extract_code` and :func:`fence` (code blocks),
-:func:`chat_prompt` (the opening messages of an episode), :func:`tool_name` (an action's tool
+:func:`chat_prompt` and :func:`opening_messages` (the opening messages of an episode), :func:`tool_name` (an action's tool
 name), :func:`to_anthropic` (OpenAI-shape messages for Anthropic's API). See ``docs/llm.md``.
 """
 
@@ -18,6 +18,7 @@ from ._chat import (
     chat_prompt,
     extract_code,
     fence,
+    opening_messages,
     parse_reply,
     task_reference,
     to_anthropic,
@@ -34,6 +35,7 @@ __all__ = [
     "chat_prompt",
     "extract_code",
     "fence",
+    "opening_messages",
     "parse_reply",
     "task_reference",
     "to_anthropic",

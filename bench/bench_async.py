@@ -157,7 +157,10 @@ def main() -> int:
     parser.add_argument("--inflight", type=int, default=1000)
     parser.add_argument("--inflight-concurrency", type=int, default=32)
     args = parser.parse_args()
-    args.concurrency = args.concurrency or agentenv.RolloutPool().concurrency
+    if args.concurrency is None:
+        default_pool = agentenv.RolloutPool()
+        args.concurrency = default_pool.concurrency
+        default_pool.close()
     print(f"[bench_async] throughput, {args.suite} single-shot references x {args.samples} samples:", flush=True)
     t = throughput(args)
     print(f"[bench_async] {t['episodes_per_round']} episodes a round; eval --workers {args.workers}: "

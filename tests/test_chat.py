@@ -19,7 +19,7 @@ import agentenv
 from agentenv._cli import main
 from agentenv.wrappers import ChatEnv, extract_code, fence, parse_reply, to_anthropic
 
-from _paths import EXAMPLES, REPO, example
+from _paths import EXAMPLES, example
 
 FIZZBUZZ = open(os.path.join(EXAMPLES, "fizzbuzz", "solution", "fizzbuzz.py")).read()
 

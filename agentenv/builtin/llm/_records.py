@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import agentenv
 
-MAX_LINE_BYTES = 256 << 20
+_ROUNDS = re.compile(r"You have (\d+) rounds")
 
 
 class RecordsError(agentenv.AgentEnvError):
@@ -75,6 +76,11 @@ class Episode:
             if record.get("reward_breakdown") is not None:
                 return record
         return self.steps[-1] if self.steps else self.reset
+
+    def rounds(self, default: int) -> int:
+        """The round budget the episode ran under (named in the environment's recorded prompt)."""
+        match = _ROUNDS.search(str((self.reset.get("observation") or {}).get("prompt", "")))
+        return int(match.group(1)) if match else default
 
     @property
     def seed(self) -> int | None:

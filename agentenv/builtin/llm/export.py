@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import posixpath
-import re
 import sys
 from typing import Any, TextIO
 
@@ -35,7 +34,6 @@ from ._records import Episode, episodes
 
 _LANGUAGES = {".py": "python", ".sh": "bash", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust",
               ".c": "c", ".cpp": "cpp", ".java": "java", ".rb": "ruby", ".sql": "sql"}
-_ROUNDS = re.compile(r"You have (\d+) rounds")
 
 
 def _task(episode: Episode, cache: dict[str, Any]) -> agentenv.TaskSpec | None:
@@ -56,9 +54,7 @@ def _opening(episode: Episode, task: agentenv.TaskSpec | None) -> list[dict[str,
 
         system = SYSTEM_SINGLE_SHOT if episode.mode == "single_shot" else SYSTEM_AGENTIC
         return [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
-    match = _ROUNDS.search(prompt)
-    rounds = int(match.group(1)) if match else task.max_rounds
-    return chat_prompt(task, episode.mode, rounds, prompt)
+    return chat_prompt(task, episode.mode, episode.rounds(task.max_rounds), prompt)
 
 
 def _message(role: str, content: str, **extra: Any) -> dict[str, Any]:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import os
-import re
 import sys
 import threading
 from typing import Any, Sequence
@@ -36,8 +35,6 @@ from typing import Any, Sequence
 import agentenv
 
 from ._records import Episode, RecordsError, episodes
-
-_ROUNDS = re.compile(r"You have (\d+) rounds")
 
 
 def with_reward_logic(task: agentenv.TaskSpec, path: str) -> agentenv.TaskSpec:
@@ -63,11 +60,6 @@ def with_reward_logic(task: agentenv.TaskSpec, path: str) -> agentenv.TaskSpec:
         inside = [agentenv.Violation(v.pointer[len("/reward_logic"):] if v.pointer.startswith("/reward_logic") else v.pointer,
                                      v.message, v.expected, v.found) for v in exc.violations]
         raise agentenv.TaskSpecError(path, inside) from None
-
-
-def _rounds(episode: Episode, task: agentenv.TaskSpec) -> int:
-    match = _ROUNDS.search(str((episode.reset.get("observation") or {}).get("prompt", "")))
-    return int(match.group(1)) if match else task.max_rounds
 
 
 def _stored(episode: Episode, task: agentenv.TaskSpec) -> dict[str, Any]:
@@ -98,7 +90,7 @@ class _Replayer:
         return cache[key]
 
     def replay(self, episode: Episode, task: agentenv.TaskSpec) -> dict[str, Any]:
-        env = self.env(task, episode.mode, str(episode.reset.get("reward_mode", "terminal")), _rounds(episode, task))
+        env = self.env(task, episode.mode, str(episode.reset.get("reward_mode", "terminal")), episode.rounds(task.max_rounds))
         obs, info = env.reset(seed=episode.seed)
         total, diverged, done = 0.0, 0, bool(info.get("reward_masked"))
         actions = [(s.get("action"), str((s.get("observation") or {}).get("output", ""))) for s in episode.steps]

@@ -9,7 +9,6 @@ behind the same ``generate(request_id, prompt_ids, sampling_params) -> TokenOutp
 from __future__ import annotations
 
 import asyncio
-import os
 
 import numpy as np
 import pytest

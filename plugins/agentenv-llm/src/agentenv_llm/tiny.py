@@ -13,7 +13,6 @@ from __future__ import annotations
 import glob
 import json
 import os
-import random
 import sysconfig
 from typing import Any, Iterable, Sequence
 

@@ -29,7 +29,7 @@ import keyword
 from typing import Any, Callable, Sequence
 
 import agentenv
-from agentenv.wrappers import chat_prompt, task_reference, tool_name
+from agentenv.wrappers import opening_messages, task_reference, tool_name
 
 _PY_TYPES: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list,
                               "object": dict}
@@ -62,18 +62,6 @@ class SandboxReward:
         self.pool.close()
 
 
-def first_prompt(task: agentenv.TaskSpec, mode: str) -> list[dict[str, Any]]:
-    """The opening messages of an episode of *task*, as :class:`agentenv.wrappers.ChatEnv` shows them."""
-    if mode == "agentic":
-        return chat_prompt(task, mode, task.max_rounds, "")
-    env = agentenv.CodingEnv(task, mode=mode)
-    try:
-        obs, _ = env.reset()
-        return chat_prompt(task, mode, env.max_rounds, obs["prompt"])
-    finally:
-        env.close()
-
-
 def make_dataset(tasks: Sequence[Any], *, mode: str = "single_shot", repeat: int = 1):
     """A ``datasets.Dataset`` with ``prompt`` (chat messages) and ``task`` (the env id, or the task
     file for a task no installed suite registers) per row."""
@@ -82,7 +70,7 @@ def make_dataset(tasks: Sequence[Any], *, mode: str = "single_shot", repeat: int
     rows = []
     for ref in tasks:
         task = agentenv.resolve_task(ref)
-        rows.append({"prompt": first_prompt(task, mode), "task": task_reference(task)})
+        rows.append({"prompt": opening_messages(task, mode), "task": task_reference(task)})
     return Dataset.from_list(rows * repeat)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import agentenv
-from agentenv.wrappers import chat_prompt, task_reference
+from agentenv.wrappers import opening_messages, task_reference
 
 DATA_SOURCE = "agentenv"
 
@@ -18,15 +18,7 @@ def rows(tasks: Sequence[Any], *, mode: str | None = None, repeat: int = 1) -> l
     for ref in tasks:
         task = agentenv.resolve_task(ref)
         mode_of = mode or ("single_shot" if task.supports_single_shot else "agentic")
-        if mode_of == "single_shot":
-            env = agentenv.CodingEnv(task, mode=mode_of)
-            try:
-                obs, _ = env.reset()
-            finally:
-                env.close()
-            prompt = chat_prompt(task, mode_of, 1, obs["prompt"])
-        else:
-            prompt = chat_prompt(task, mode_of, task.max_rounds, "")
+        prompt = opening_messages(task, mode_of)
         where = task_reference(task)
         row = {"data_source": DATA_SOURCE, "prompt": prompt, "ability": "coding",
                "reward_model": {"style": "rule", "ground_truth": where},
