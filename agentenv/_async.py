@@ -29,6 +29,7 @@ import secrets
 import threading
 import time
 import uuid
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Mapping, Sequence
 
@@ -175,7 +176,7 @@ class Rollout:
     messages: list[dict[str, Any]] = field(default_factory=list)
     #: how many leading messages are the starting state (prompt and prefix), not the policy's doing
     prompt_messages: int = 0
-    episode_id: str = ""
+    episode_id: str = ""  # the trajectory's episode id (when the pool records a trajectory)
 
 
 _POLICY = object()
@@ -279,7 +280,9 @@ class RolloutPool:
                                                                thread_name_prefix="agentenv-rollout")
         self._idle: dict[tuple, list[tuple[AsyncCodingEnv, _Sink]]] = {}
         self._idle_lock = threading.Lock()
-        self._slots: dict[int, EpisodeSlots] = {}
+        # one limiter per event loop (a limiter binds to its loop); weak, so a finished loop's goes too
+        self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, EpisodeSlots] = weakref.WeakKeyDictionary()
+        self._peak = 0
         self._tasks: dict[str, TaskSpec] = {}
         self._loop_thread: _LoopThread | None = None
         self.closed = False
@@ -325,8 +328,8 @@ class RolloutPool:
 
     @property
     def peak_concurrency(self) -> int:
-        """The most episodes that held a slot at once, over every loop this pool ran on."""
-        return max((s.peak for s in self._slots.values()), default=0)
+        """The most episodes that held a slot at once (on any one event loop this pool ran on)."""
+        return self._peak
 
     # ---- the work
     def _sync(self, coro: Awaitable[Any]) -> Any:
@@ -363,13 +366,14 @@ class RolloutPool:
         if self.closed:
             raise RuntimeError("this RolloutPool is closed")
         loop = asyncio.get_running_loop()
-        slots = self._slots.get(id(loop))
+        slots = self._slots.get(loop)
         if slots is None:
-            slots = self._slots[id(loop)] = episode_slots(self.concurrency)
+            slots = self._slots[loop] = episode_slots(self.concurrency)
         results: list[Rollout | None] = [None] * len(jobs)
 
         async def one(job: _Job) -> None:
             async with slots.episode(job.task):
+                self._peak = max(self._peak, slots.running)
                 results[job.index] = await self._episode(job, policy)
 
         try:
