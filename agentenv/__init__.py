@@ -102,6 +102,8 @@ from ._curriculum import (  # noqa: E402
     wilson_interval,
 )
 from ._trajectory import TRAJECTORY_SCHEMA, TrajectoryWriter, jsonable, read_jsonl  # noqa: E402
+from ._chat import resolve_task, tools  # noqa: E402
+from ._async import AsyncCodingEnv, BatchRollout, RolloutPool  # noqa: E402
 from ._backends import get_backend  # noqa: E402
 from ._env import CodeText, CodingEnv, Measurements  # noqa: E402
 from ._episode import CAUSES, EpisodeResult, ScriptedAgent, make_agent, run_episode  # noqa: E402
@@ -134,11 +136,13 @@ __all__ = [
     "AgentEnvError",
     "AgentError",
     "AgentSandbox",
+    "AsyncCodingEnv",
     "Attempt",
     "AttemptContext",
     "AuditError",
     "Availability",
     "BackendUnavailable",
+    "BatchRollout",
     "CALIBRATION_FILE",
     "CAUSES",
     "Clock",
@@ -180,6 +184,7 @@ __all__ = [
     "RewardModel",
     "RewardResult",
     "Rollout",
+    "RolloutPool",
     "RolloutRequest",
     "RunContext",
     "RunReport",
@@ -237,12 +242,14 @@ __all__ = [
     "read_suite",
     "register_envs",
     "registry",
+    "resolve_task",
     "rollout_job",
     "run_episode",
     "sdist_files",
     "task_deadlines",
     "task_files",
     "task_schema",
+    "tools",
     "wilson_interval",
 ]
 

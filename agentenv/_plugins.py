@@ -73,6 +73,7 @@ DEFAULT_PLUGINS = (
     "agentenv.builtin.eval",
     "agentenv.builtin.audit",
     "agentenv.builtin.authoring",
+    "agentenv.builtin.llm",
 )
 
 
@@ -91,6 +92,7 @@ class Registry:
         self.suites: list[str] = []
         self.agents: dict[str, AgentEntry] = {}
         self.commands: dict[str, Command] = {}
+        self.exporters: dict[str, Command] = {}
         self._current: str = "?"
 
     def _dup(self, kind: str, name: str) -> PluginError:
@@ -140,6 +142,11 @@ class Registry:
         if name in self.agents:
             raise self._dup("agent", name)
         self.agents[name] = AgentEntry(name, factory, help)
+
+    def add_exporter(self, name: str, help: str, configure: Callable[[Any], None], run: Callable[[Any], int]) -> None:
+        if name in self.exporters:
+            raise self._dup("export format", name)
+        self.exporters[name] = Command(name, help, configure, run)
 
     def add_command(self, name: str, help: str, configure: Callable[[Any], None], run: Callable[[Any], int]) -> None:
         if name in self.commands:

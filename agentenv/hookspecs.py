@@ -118,6 +118,19 @@ def agentenv_add_task_suites(registry: "Registry") -> None:
 
 
 @hookspec
+def agentenv_add_exporters(registry: "Registry") -> None:
+    """Add formats for ``agentenv export SOURCE --format NAME [--out PATH]`` with
+    ``registry.add_exporter(name, help, configure, run)``.
+
+    ``configure(group)`` adds the format's own options to an ``argparse`` argument group (the
+    command already has ``source``, ``--format`` and ``--out``); ``run(args) -> int`` writes
+    ``args.source`` (a suite, a task, an eval run: whatever the format reads) to ``args.out`` and
+    returns the exit status. Built in: ``harbor`` (task folders), ``chat`` (eval runs as chat JSONL).
+    Called once.
+    """
+
+
+@hookspec
 def agentenv_add_agents(registry: "Registry") -> None:
     """Add agents (policies used by ``agentenv run`` and ``agentenv eval``) with
     ``registry.add_agent(name, factory, help)``: ``factory(argument, task, mode) -> Agent``, where

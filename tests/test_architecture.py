@@ -21,13 +21,14 @@ PACKAGE = os.path.dirname(os.path.abspath(agentenv.__file__))
 ROOT = os.path.dirname(PACKAGE)
 
 #: the kernel, bottom first: a module may import only modules listed before it
-KERNEL = ("_errors", "_paths", "_scheduler", "_sources", "_spec", "_sandbox", "_workspace", "_extension", "hookspecs",
-          "_plugins", "_schema", "_suites", "_reward", "_curriculum", "_trajectory", "_backends", "_scoring", "_env",
-          "_episode", "_registration", "_rollout", "_cli", "testing", "__init__", "__main__")
+KERNEL = ("_errors", "_paths", "_scheduler", "_concurrency", "_sources", "_spec", "_sandbox", "_workspace",
+          "_extension", "hookspecs", "_plugins", "_schema", "_suites", "_reward", "_curriculum", "_trajectory",
+          "_backends", "_scoring", "_env", "_chat", "_async", "_episode", "_registration", "_rollout", "_cli", "wrappers",
+          "testing", "__init__", "__main__")
 #: built-in packages that are tools built on the environments: each could leave as its own distribution
-TOOLS = ("eval", "audit", "authoring")
+TOOLS = ("eval", "audit", "authoring", "llm")
 #: the public modules besides the package itself
-PUBLIC_MODULES = ("hookspecs", "testing")
+PUBLIC_MODULES = ("hookspecs", "testing", "wrappers")
 
 
 def _imports(path: str, package: str):
@@ -99,13 +100,14 @@ def test_builtins_use_only_the_public_api_and_tools_only_their_own_package():
     for name, path, package in _builtin_modules():
         tool = next((t for t in TOOLS if name == f"agentenv.builtin.{t}" or name.startswith(f"agentenv.builtin.{t}.")), None)
         for target, _, _ in _imports(path, package):
-            if target == "agentenv":
+            if target == "agentenv" or target in {f"agentenv.{m}" for m in PUBLIC_MODULES}:
                 continue
             if target.startswith("agentenv.builtin."):
                 if tool and not target.startswith(f"agentenv.builtin.{tool}"):
                     problems.append(f"{name} imports {target}: a tool imports only agentenv and its own package")
                 continue
-            problems.append(f"{name} imports {target}: built-ins import only agentenv's public API")
+            problems.append(f"{name} imports {target}: built-ins import only agentenv's public API (and its public "
+                            f"modules {', '.join(PUBLIC_MODULES)})")
     assert not problems, "\n".join(problems)
 
 

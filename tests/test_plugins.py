@@ -69,6 +69,10 @@ class EveryHook:
         registry.add_suite("/nonexistent/zz-suite")
 
     @agentenv.hookimpl
+    def agentenv_add_exporters(self, registry):
+        registry.add_exporter("zz-format", "test format", lambda group: None, lambda args: 0)
+
+    @agentenv.hookimpl
     def agentenv_add_agents(self, registry):
         registry.add_agent("zz-agent", lambda arg, task, mode: None, "test agent")
 
@@ -88,6 +92,7 @@ def test_each_hook_reaches_the_registry():
         "agentenv_add_metrics": lambda: reg.metrics["zz_metric"],
         "agentenv_add_reward_models": lambda: reg.reward_models["zz_model"],
         "agentenv_add_task_suites": lambda: "/nonexistent/zz-suite" in reg.suites or None,
+        "agentenv_add_exporters": lambda: reg.exporters["zz-format"],
         "agentenv_add_agents": lambda: reg.agents["zz-agent"],
         "agentenv_add_cli_commands": lambda: reg.commands["zz-command"],
     }

@@ -169,6 +169,21 @@ def _demo_run(args) -> int:
     return 1 if masked else 0
 
 
+def _export_configure(p) -> None:
+    exporters = agentenv.registry().exporters
+    p.add_argument("source", metavar="SOURCE", help="what to export: a suite, a task file, an eval run (as the format reads)")
+    p.add_argument("--format", required=True, choices=sorted(exporters),
+                   help="; ".join(f"{name}: {e.help}" for name, e in sorted(exporters.items())))
+    p.add_argument("--out", "-o", default=None, metavar="PATH", help="where to write (a file or a folder, as the format "
+                                                                     "writes; some formats default to stdout)")
+    for name, exporter in sorted(exporters.items()):
+        exporter.configure(p.add_argument_group(f"{name} options"))
+
+
+def _export_run(args) -> int:
+    return agentenv.registry().exporters[args.format].run(args)
+
+
 def _plugins_configure(p) -> None:
     p.add_argument("--json", action="store_true", help="one JSON array of {name, distribution, status, detail}")
 
@@ -212,6 +227,8 @@ def agentenv_add_cli_commands(registry) -> None:
     registry.add_command("run", "run one episode of an agent on a task", _run_configure, _run_run)
     registry.add_command("demo", "run a suite with the reference and no-op agents; print a table of rewards",
                          _demo_configure, _demo_run)
+    registry.add_command("export", "write tasks or runs out in another format (agentenv export --help lists them)",
+                         _export_configure, _export_run)
     registry.add_command("plugins", "list the plugins: loaded, disabled, and broken ones with the cause",
                          _plugins_configure, _plugins_run)
     registry.add_command("bench", "benchmark the sandbox backends (open + exec + close)", _bench_configure, _bench_run)

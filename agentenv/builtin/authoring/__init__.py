@@ -17,12 +17,6 @@ from .harbor import export_tasks, import_harbor
 from .humaneval import import_humaneval
 from .synthesis import synthesize
 
-#: ``agentenv export SOURCE --format NAME --out DIR``: name -> (help, exporter(source, out, progress) ->
-#: (written paths, refusal reasons)). One line adds a format.
-EXPORTERS = {
-    "harbor": ("Harbor task folders (task.toml, instruction.md, environment/, tests/test.sh, solution/solve.sh)",
-               export_tasks),
-}
 
 
 def _import_configure(p) -> None:
@@ -74,18 +68,19 @@ def _import_harbor(args) -> int:
     return 1 if report.refused or not report.written else 0
 
 
-def _export_configure(p) -> None:
-    p.add_argument("source", metavar="SOURCE", help="a task file, a suite folder or an installed suite's name")
-    p.add_argument("--format", required=True, choices=sorted(EXPORTERS),
-                   help="; ".join(f"{name}: {text}" for name, (text, _) in sorted(EXPORTERS.items())))
-    p.add_argument("--out", required=True, metavar="DIR", help="the folder to write")
+def _harbor_configure(group) -> None:
+    """``agentenv export SOURCE --format harbor --out DIR``: SOURCE a task file, a suite folder or an
+    installed suite's name; DIR the folder of task folders to write. No options of its own."""
 
 
-def _export_run(args) -> int:
+def _harbor_run(args) -> int:
     def say(message):
         print(message, file=sys.stderr, flush=True)
 
-    written, refused = EXPORTERS[args.format][1](args.source, args.out, say)
+    if not args.out:
+        raise agentenv.ToolError("agentenv export --format harbor needs --out DIR: the folder of Harbor task folders "
+                                 "to write")
+    written, refused = export_tasks(args.source, args.out, say)
     for why in refused:
         print(f"refused {why}")
     print(f"exported {len(written)} task(s) to {os.path.relpath(args.out)} as {args.format}; {len(refused)} refused")
@@ -121,10 +116,14 @@ def _synth_run(args) -> int:
 
 
 @agentenv.hookimpl
+def agentenv_add_exporters(registry) -> None:
+    registry.add_exporter("harbor", "Harbor task folders (task.toml, instruction.md, environment/, tests/test.sh, "
+                                    "solution/solve.sh)", _harbor_configure, _harbor_run)
+
+
+@agentenv.hookimpl
 def agentenv_add_cli_commands(registry) -> None:
     registry.add_command("import", "import a problem set as a task suite (formats: humaneval, harbor)",
                          _import_configure, _import_run)
-    registry.add_command("export", "write tasks out in another format (" + ", ".join(sorted(EXPORTERS)) + ")",
-                         _export_configure, _export_run)
     registry.add_command("synthesize", "generate repair tasks by mutating a real package's source; its own tests score",
                          _synth_configure, _synth_run)

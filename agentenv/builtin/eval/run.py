@@ -29,10 +29,9 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-import gymnasium as gym
 
 import agentenv
-from agentenv import (AGENTIC, CAUSES, SINGLE_SHOT, TRAJECTORY_SCHEMA, AgentEnvError, EvalError, Mode, Suite, TaskSpec,
+from agentenv import (AGENTIC, CAUSES, SINGLE_SHOT, TRAJECTORY_SCHEMA, EvalError, Mode, Suite, TaskSpec,
                       TrajectoryWriter, read_jsonl)
 
 RESULT_SCHEMA = "agentenv.result/1"
