@@ -21,7 +21,7 @@ from ._plugins import ENTRY_POINT_GROUP, Registry, loaded, on_registry, registry
 from ._suites import read_suite, task_header
 
 log = logging.getLogger("agentenv")
-ENTRY_POINT = "agentenv._env:CodingEnv"
+ENTRY_POINT = "agentenv._env:make_env"
 GENERIC_ID = "agentenv/Task-v0"
 
 
