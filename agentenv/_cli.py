@@ -27,8 +27,7 @@ class HelpFormatter(argparse.HelpFormatter):
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
         default = action.default
-        if (default is argparse.SUPPRESS or default is None or default is False or default == ""
-                or not action.option_strings or "default" in text.lower()):
+        if not _shows_default(default) or not action.option_strings or "default" in text.lower():
             return text
         shown = ",".join(map(str, default)) if isinstance(default, (tuple, list)) else default
         return f"{text} (default: {str(shown).replace('%', '%%')})" if text else f"default: {shown}"
@@ -60,7 +59,14 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=command.help, description=command.help)
         command.configure(p)
         p.set_defaults(_run=command.run)
+        for action in p._actions:  # a plugin's option without help still shows its default
+            if action.help is None and action.option_strings and _shows_default(action.default):
+                action.help = "default: %(default)s"
     return parser
+
+
+def _shows_default(default) -> bool:
+    return not (default is argparse.SUPPRESS or default is None or default is False or default == "")
 
 
 def _silence_stdout() -> None:
@@ -74,18 +80,32 @@ def _silence_stdout() -> None:
         pass
 
 
+def _flush_stdout() -> bool:
+    """Flush stdout now; False (and stdout silenced) when its reader has gone away."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        return False
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         parser = build_parser()
-        args = parser.parse_args(argv)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit:  # --help or a usage error: its text may still sit in stdout's buffer
+            if not _flush_stdout():
+                return BROKEN_PIPE_STATUS
+            raise
         logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                             format="%(levelname)s %(name)s: %(message)s")
         if not getattr(args, "_run", None):
             parser.print_help()
             return 2
         status = int(args._run(args) or 0)
-        sys.stdout.flush()  # a reader that left is found here, not at interpreter exit
-        return status
+        return status if _flush_stdout() else BROKEN_PIPE_STATUS  # found here, not at interpreter exit
     except BrokenPipeError:
         _silence_stdout()
         return BROKEN_PIPE_STATUS

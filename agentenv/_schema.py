@@ -402,8 +402,8 @@ def task_warnings(task: TaskSpec, registry: Registry | None = None) -> list[Viol
 
     ``agentenv validate`` prints these as warnings (the task still loads):
 
-    * a lower-is-better rule without a gate (``execution_time_ms``, say): a program that does
-      nothing is fast, so it earns the rule; gate it on the tests passing;
+    * an efficiency rule (a noisy lower-is-better metric: ``execution_time_ms``, memory) without a
+      gate: a program that does nothing is fast, so it earns the rule; gate it on the tests passing;
     * ``success`` that no episode can reach: with ``success_threshold`` 1 every rule must score 1,
       and a linear rule on a timing metric reaches 1 only at 0 ms;
     * a runtime that is not on this host (a run here would fail; the message is the one the run
@@ -413,12 +413,11 @@ def task_warnings(task: TaskSpec, registry: Registry | None = None) -> list[Viol
     out: list[Violation] = []
     for i, rule in enumerate(task.reward.rules):
         info = reg.metrics.get(rule.metric) if rule.metric else None
-        if info is not None and info.direction == "lower" and rule.gate is None:
+        if info is not None and info.direction == "lower" and info.noisy and rule.gate is None:
             out.append(Violation(
-                f"/reward_logic/rules/{i}", f"rule on {rule.metric!r} (lower is better) has no gate: a program that "
-                f"does nothing {'runs fast' if info.noisy else 'scores well on it'} and earns its weight "
-                f"{rule.weight:g}; add \"gate\": {json.dumps(SUGGESTED_GATE)} so that only solutions that pass "
-                "the tests earn it", "", None))
+                f"/reward_logic/rules/{i}", f"efficiency rule on {rule.metric!r} (lower is better) has no gate: a "
+                f"program that does nothing is cheap, so it earns this rule's weight {rule.weight:g}; add "
+                f"\"gate\": {json.dumps(SUGGESTED_GATE)} so that only solutions that pass the tests earn it", "", None))
     out += _unreachable_success(task, reg)
     problem = reg.runtime_for(task.environment.runtime).unavailable(task.environment.runtime)
     if problem:

@@ -326,7 +326,7 @@ def _plot_single_k(board: dict[str, Any], k: int) -> str:
     rows = board["rows"]
     with_ci = board["metric"] == f"pass@{k}"
     left = min(max(len(r["label"]) for r in rows) * CHAR_W + 12, 200)
-    x0, w, top, row_h = left, PLOT_WIDTH - left - 50, 10, 22
+    x0, w, top, row_h = left, PLOT_WIDTH - left - 56, 10, 22
     body = []
     for i in range(5):
         x = x0 + w * i / 4
@@ -341,7 +341,7 @@ def _plot_single_k(board: dict[str, Any], k: int) -> str:
             body.append(f'<line x1="{x0 + w * row["ci_low"]:.1f}" y1="{y:.1f}" x2="{x0 + w * row["ci_high"]:.1f}" '
                         f'y2="{y:.1f}" stroke="{color}" stroke-width="3" opacity="0.45"/>')
         body.append(_marker(marker, x0 + w * value, y, color, f"{row['label']}: pass@{k} = {value:.3f}"))
-        body.append(f'<text x="{x0 + w + 8}" y="{y + 4:.1f}" class="tick">{value:.2f}</text>')
+        body.append(f'<text x="{x0 + w + 8}" y="{y + 4:.1f}" class="tick">{value:.3f}</text>')
     return _svg(PLOT_WIDTH, top + row_h * len(rows) + 22, body, f"pass@{k} per run" + (", 95% CI" if with_ci else ""),
                 note="(one k was run: eval with --samples N -k 1,N draws pass@k curves)")
 
@@ -407,8 +407,10 @@ def _heatmap(rows: list[dict[str, Any]], names: list[str], titles: list[str], va
 
 def _plot_heatmap(board: dict[str, Any]) -> str:
     tasks = board["tasks"]
-    return _heatmap(board["rows"], [t["task_id"] for t in tasks], [t["task_id"] for t in tasks],
-                    [t["success_rate"] for t in tasks], "per-task success rate (rows: tasks, columns: runs)")
+    prefix = board["suite"]["name"] + "."  # the suite's tasks share it: the rows show the rest
+    names = [t["task_id"][len(prefix):] if t["task_id"].startswith(prefix) else t["task_id"] for t in tasks]
+    return _heatmap(board["rows"], names, [t["task_id"] for t in tasks], [t["success_rate"] for t in tasks],
+                    f"per-task success rate (rows: tasks, {prefix}* shortened; columns: runs)")
 
 
 def _plot_tags(board: dict[str, Any]) -> str:
