@@ -446,12 +446,16 @@ def _unreachable_success(task: TaskSpec, reg: Registry) -> list[Violation]:
     need = task.reward.success_threshold * total - 1e-9
     if total <= 0 or not (need > best or (short and need > best - 1e-6)):
         return []
-    why = "; ".join(f"/reward_logic/rules/{i}: {reason}" for i, _, reason in short) or (
-        f"the rules can reach at most {best:g} of {total:g}")
     need_text = ("every rule at its full score" if task.reward.success_threshold >= 1 else
                  f"a composite of {task.reward.success_threshold * total:g} (success_threshold "
                  f"{task.reward.success_threshold:g} of the weight {total:g})")
-    return [Violation("/reward_logic/success_threshold",
-                      f"success is unreachable: it needs {need_text}, and {why}; score that rule as a step (\"scoring\": \"step\", threshold = the time that "
-                      "counts as fast) or set success_threshold to the share the other rules make "
-                      f"(e.g. {max((total - sum(r.weight for _, r, _ in short)) / total, 0):g})", "", None)]
+    if short:
+        why = "; ".join(f"/reward_logic/rules/{i}: {reason}" for i, _, reason in short)
+        share = max((total - sum(r.weight for _, r, _ in short)) / total, 0)
+        fix = ("score that rule as a step (\"scoring\": \"step\", the threshold the value that counts as good) "
+               f"or set success_threshold to the share the other rules make (e.g. {share:g})")
+    else:
+        why = f"the rules can reach at most {best:g} of {total:g} (a threshold above its metric's bound)"
+        fix = f"lower that threshold, or set success_threshold to at most {best / total:g}"
+    return [Violation("/reward_logic/success_threshold", f"success is unreachable: it needs {need_text}, and {why}; "
+                      f"{fix}", "", None)]
