@@ -84,7 +84,7 @@ from ._extension import (  # noqa: E402
     describe_value,
 )
 from ._plugins import PluginInfo, PluginManager, Registry, get_plugin_manager, registry  # noqa: E402
-from ._schema import load_task, parse_task, task_schema  # noqa: E402
+from ._schema import load_task, parse_task, task_schema, task_warnings  # noqa: E402
 from ._suites import Suite, find_suite, installed_suites, read_suite, task_files  # noqa: E402
 from ._reward import RewardResult, compute_reward  # noqa: E402
 from ._curriculum import (  # noqa: E402
@@ -249,6 +249,7 @@ __all__ = [
     "task_deadlines",
     "task_files",
     "task_schema",
+    "task_warnings",
     "tools",
     "wilson_interval",
 ]

@@ -24,6 +24,8 @@ trained on. The next ``reset()`` starts over with a new sandbox.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import inspect
 import json
 import os
 import string
@@ -35,7 +37,7 @@ import gymnasium as gym
 import numpy as np
 
 from ._backends import get_backend
-from ._errors import ActionError, AgentEnvError, InfrastructureError
+from ._errors import ActionError, AgentEnvError, InfrastructureError, did_you_mean
 from ._extension import ActionContext
 from ._paths import cache_dir
 from ._plugins import registry
@@ -70,6 +72,44 @@ class CodeText(gym.spaces.Text):
 
     def __eq__(self, other: Any) -> bool:
         return isinstance(other, CodeText) and other.min_length == self.min_length and other.max_length == self.max_length
+
+
+class ActionText(CodeText):
+    """The action space: the model's text, and in agentic mode also the action object itself.
+
+    Single-shot, an action is the program (a string). Agentic, it is one action object, given as a
+    dict (``{"action": "submit"}``, what the README shows) or as its JSON text, so ``contains``
+    accepts both there. ``sample`` draws text only (a random string is an action the environment
+    answers with an error message, never an exception), so Gymnasium's and SB3's checkers see the
+    same space as before.
+    """
+
+    def __init__(self, max_length: int = MAX_TEXT, objects: bool = False, seed: int | None = None):
+        super().__init__(max_length=max_length, seed=seed)
+        self.objects = objects
+
+    def contains(self, x: Any) -> bool:
+        if isinstance(x, Mapping):
+            return self.objects and isinstance(x.get("action"), str)
+        return super().contains(x)
+
+    def __repr__(self) -> str:
+        return f"ActionText({self.max_length}{', objects' if self.objects else ''})"
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, ActionText) and other.objects == self.objects and other.max_length == self.max_length
+
+
+def make_env(**kwargs: Any) -> "CodingEnv":
+    """What ``gym.make`` calls: a :class:`CodingEnv`, after a misspelt keyword (``mdoe=``) is
+    refused with the closest names (Python's own TypeError names none)."""
+    params = [n for n in inspect.signature(CodingEnv.__init__).parameters if n != "self"]
+    unknown = [k for k in kwargs if k not in params]
+    if unknown:
+        hints = [f"{k!r} (did you mean {hint}?)" if (hint := did_you_mean(k, params)) else repr(k) for k in unknown]
+        raise TypeError(f"CodingEnv got unexpected keyword argument(s) {', '.join(hints)} (its arguments: "
+                        f"{', '.join(params)})")
+    return CodingEnv(**kwargs)
 
 
 class Measurements(Mapping[str, Any]):
@@ -146,7 +186,7 @@ class CodingEnv(gym.Env):
         self._workspace_dir = materialize(self._pristine, cache_dir())
         self._evaluation = Evaluation(self.task, self._registry, self.runtime, self._pristine, self._hidden,
                                       self._open, self._workspace_dir)
-        self.action_space = CodeText()
+        self.action_space = ActionText(objects=mode == AGENTIC)
         self.observation_space = gym.spaces.Dict({
             "prompt": CodeText(), "output": CodeText(), "round": gym.spaces.Discrete(self.max_rounds + 2)})
         self._sandbox: Sandbox | None = None
@@ -157,6 +197,21 @@ class CodingEnv(gym.Env):
         self._last_obs: dict[str, Any] | None = None
         self._episode = ""
         self._closed = False
+
+    @property
+    def spec(self) -> gym.envs.registration.EnvSpec | None:
+        """The spec ``gym.make`` gave, with ``max_episode_steps`` the episode's round limit
+        (``max_rounds``; 1 single-shot). The environment truncates itself at that round, after the
+        evaluation, so no TimeLimit wrapper is registered: one would cut an episode before its last
+        evaluation whenever ``max_rounds`` is raised."""
+        given = self.__dict__.get("_given_spec")
+        if given is None:
+            return None
+        return dataclasses.replace(given, max_episode_steps=self.max_rounds)
+
+    @spec.setter
+    def spec(self, value: gym.envs.registration.EnvSpec | None) -> None:
+        self.__dict__["_given_spec"] = value
 
     @property
     def scored_runs(self) -> list[dict[str, Any]]:

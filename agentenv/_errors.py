@@ -30,6 +30,7 @@ chained with ``raise ... from exc`` so the original cause stays visible.
 from __future__ import annotations
 
 import difflib
+import os
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
@@ -42,11 +43,34 @@ class PluginError(AgentEnvError):
     """A plugin could not be loaded or registered something inconsistent."""
 
 
-class UnknownNameError(AgentEnvError, KeyError):
-    """A name (runtime, action, metric, backend, suite, agent) that no installed plugin provides."""
+#: set: only the built-in plugins load (read by the plugin manager; named here for error messages)
+AUTOLOAD_ENV = "AGENTENV_DISABLE_PLUGIN_AUTOLOAD"
+#: names plugins (or distributions) not to load, comma-separated
+DISABLE_ENV = "AGENTENV_DISABLE_PLUGINS"
+#: an unknown name's message lists the known ones only up to this many (then says where to look)
+MAX_LISTED = 20
 
-    def __init__(self, kind: str, name: str, known: Iterable[str]):
-        self.kind, self.name, self.known = kind, name, sorted(known)
+
+def plugins_off_hint() -> str:
+    """Why a name an installed plugin provides may be unknown: plugins switched off in this
+    process's environment ('' when none are)."""
+    parts = []
+    if os.environ.get(AUTOLOAD_ENV):
+        parts.append(f"plugin autoload is disabled ({AUTOLOAD_ENV} is set): only the built-in plugins are "
+                     "loaded, so a name an installed plugin provides is unknown; unset it to load them")
+    disabled = os.environ.get(DISABLE_ENV, "").strip()
+    if disabled:
+        parts.append(f"plugins disabled by {DISABLE_ENV}: {disabled}")
+    return "; ".join(parts)
+
+
+class UnknownNameError(AgentEnvError, KeyError):
+    """A name (runtime, action, metric, backend, suite, agent, task) that no installed plugin provides.
+
+    *listing* says where to see every known name when there are too many to list (``agentenv list``)."""
+
+    def __init__(self, kind: str, name: str, known: Iterable[str], listing: str = ""):
+        self.kind, self.name, self.known, self.listing = kind, name, sorted(known), listing
         super().__init__(self._message())
 
     def _message(self) -> str:
@@ -54,8 +78,13 @@ class UnknownNameError(AgentEnvError, KeyError):
         hint = did_you_mean(self.name, self.known)
         if hint:
             msg += f"; did you mean {hint}?"
-        if self.known:
+        if len(self.known) > MAX_LISTED and self.listing:
+            msg += f" ({len(self.known)} known; {self.listing})"
+        elif self.known:
             msg += f" (known: {', '.join(self.known)})"
+        off = plugins_off_hint()
+        if off:
+            msg += f"; {off}"
         return msg
 
     def __str__(self) -> str:  # KeyError would repr() the message otherwise
@@ -138,12 +167,13 @@ class Violation:
 
 
 class TaskSpecError(AgentEnvError, ValueError):
-    """A task document is invalid; carries every violation, each with its JSON pointer."""
+    """A task document (or a suite file, *document*) is invalid; carries every violation, each with
+    its JSON pointer."""
 
-    def __init__(self, path: str, violations: Sequence[Violation]):
+    def __init__(self, path: str, violations: Sequence[Violation], document: str = "task document"):
         self.path = path
         self.violations = tuple(violations)
-        lines = [f"{path}: {len(self.violations)} problem(s) in the task document"]
+        lines = [f"{path}: {len(self.violations)} problem(s) in the {document}"]
         lines += [f"  - {v}" for v in self.violations]
         super().__init__("\n".join(lines))
 

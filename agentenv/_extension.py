@@ -39,6 +39,18 @@ class Runtime(abc.ABC):
         """Resolve the interpreter and build (once, cached by content hash) the dependency
         environment. Raise :class:`agentenv.RuntimeBuildError` naming what was found."""
 
+    def dependency_problem(self, requirement: str) -> str | None:
+        """Why *requirement* (one entry of ``environment_config.dependencies``) can never be
+        installed by this runtime (bad syntax, say), or None. Loading a task calls it, so a bad
+        requirement is refused with its JSON pointer before anything is built."""
+        return None
+
+    def unavailable(self, name: str) -> str | None:
+        """Why the runtime *name* cannot run on this host (its interpreter is missing, say), or
+        None. ``agentenv validate`` warns with it; :meth:`prepare` fails for the same reason, so
+        both must come from one check."""
+        return None
+
 
 # --------------------------------------------------------------------------- actions
 
@@ -381,10 +393,11 @@ class EpisodeView:
     """What a reward model may look at, after the episode's evaluation."""
 
     task: TaskSpec
-    #: the final workspace (relative path -> content), protected paths excluded
+    #: the final workspace (relative path -> content as bytes), protected paths excluded
     files: Mapping[str, bytes]
-    #: the reference solution's files (relative path -> text)
-    reference: Mapping[str, str]
+    #: the reference solution's files (relative path -> content as bytes, like ``files``; decode
+    #: both the same way, e.g. ``.decode("utf-8", "replace")``)
+    reference: Mapping[str, bytes]
     #: the metrics of each scored run, in order
     metrics: tuple[Mapping[str, Any], ...]
 
@@ -397,8 +410,10 @@ class RewardModel(abc.ABC):
     when the scorer itself is unavailable (the episode is then masked, not scored 0).
     """
 
-    #: the name rules use
+    #: the name a rule gives to use this model (``{"reward_model": NAME, ...}``): unique among the
+    #: installed plugins (a second registration is refused), listed in the task schema's enum
     name: ClassVar[str]
+    #: one line for ``agentenv plugins`` and the docs
     description: ClassVar[str] = ""
 
     @abc.abstractmethod

@@ -37,7 +37,7 @@ from typing import Any, Callable, Iterable
 import pluggy
 
 from . import hookspecs
-from ._errors import PluginError, UnknownNameError
+from ._errors import AUTOLOAD_ENV, DISABLE_ENV, PluginError, UnknownNameError
 from ._extension import (
     ActionType,
     AgentEntry,
@@ -54,8 +54,6 @@ from ._scheduler import Executor
 
 log = logging.getLogger("agentenv.plugins")
 ENTRY_POINT_GROUP = "agentenv"
-AUTOLOAD_ENV = "AGENTENV_DISABLE_PLUGIN_AUTOLOAD"
-DISABLE_ENV = "AGENTENV_DISABLE_PLUGINS"
 
 #: the plugins that ship inside agentenv, registered before any entry point, in this order
 DEFAULT_PLUGINS = (

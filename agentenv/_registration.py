@@ -18,7 +18,7 @@ from ._plugins import Registry, get_plugin_manager, on_registry, registry
 from ._suites import read_suite, task_header
 
 log = logging.getLogger("agentenv")
-ENTRY_POINT = "agentenv._env:CodingEnv"
+ENTRY_POINT = "agentenv._env:make_env"
 GENERIC_ID = "agentenv/Task-v0"
 
 

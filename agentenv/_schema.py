@@ -24,7 +24,7 @@ from typing import Any, Iterator
 
 import jsonschema
 
-from ._errors import TaskSpecError, Violation, did_you_mean
+from ._errors import TaskSpecError, Violation, did_you_mean, plugins_off_hint
 from ._paths import NO_PARENT_PATTERN, SAFE_RELATIVE_PATTERN, SAFE_ROOT_PATTERN, path_problem, read_directory, safe_suggestion
 from ._plugins import Registry, registry as current_registry
 from ._sources import SDIST_SCHEMA, VERSION_PATTERN
@@ -80,7 +80,7 @@ def task_schema(registry: Registry | None = None) -> dict[str, Any]:
             "reward_model": {"enum": models} if models else {"type": "string"},
             "weight": {"type": "number", "minimum": 0},
             "aggregation": {"enum": list(AGGREGATIONS), "default": "last"},
-            "threshold": {"type": "number", "exclusiveMinimum": 0},
+            "threshold": {"type": "number", "minimum": 0},
             "scoring": {"enum": ["linear", "step"], "default": "linear"},
             "gate": gate,
             "options": {"type": "object"},
@@ -176,6 +176,9 @@ def _explain(err: jsonschema.ValidationError, registry: Registry) -> Iterator[Vi
         hint = did_you_mean(str(err.instance), known)
         if hint:
             msg += f"; did you mean {hint}?"
+        off = plugins_off_hint()
+        if off and field_name in ("action", "metric", "reward_model", "runtime"):
+            msg += f"; {off}"
         yield Violation(pointer, msg, "one of " + ", ".join(map(str, known)) if known else "", err.instance)
     elif kind == "additionalProperties":
         allowed = list(err.schema.get("properties", {}))
@@ -289,12 +292,26 @@ def _too_deep(doc: Any) -> Violation | None:
 
 def _semantic(doc: dict[str, Any], base_dir: str, registry: Registry) -> Iterator[Violation]:
     yield from _path_problems(doc, base_dir)
+    config = doc["environment_config"]
+    runtime = registry.runtime_for(config["runtime"])
+    for i, requirement in enumerate(config.get("dependencies", ())):
+        problem = runtime.dependency_problem(requirement)
+        if problem:
+            yield Violation(f"/environment_config/dependencies/{i}", problem, "a requirement such as 'pytest==8.3.5'",
+                            requirement)
     for i, rule in enumerate(doc["reward_logic"]["rules"]):
         info = registry.metrics.get(rule.get("metric"))
         if info and info.direction == "lower" and "threshold" not in rule:
             yield Violation(f"/reward_logic/rules/{i}/threshold",
                             f"metric {info.name!r} is lower-is-better and needs a threshold (the value "
                             "scoring 0 under linear scoring, the pass mark under step scoring)", "a number > 0", None)
+        if rule.get("threshold") == 0 and rule.get("scoring", "linear") == "linear" and "metric" in rule:
+            fix = ("for a pass mark such as 'lint_errors == 0' use \"scoring\": \"step\" (scores 1 when the value is "
+                   "<= 0)" if info and info.direction == "lower" else "use a threshold > 0, or \"scoring\": \"step\"")
+            yield Violation(f"/reward_logic/rules/{i}/threshold",
+                            f"threshold 0 with linear scoring divides by zero (linear scoring is "
+                            f"{'1 - v/T' if info and info.direction == 'lower' else 'v/T'}); {fix}",
+                            "a number > 0 under linear scoring", 0)
         gate = rule.get("gate")
         if gate and "min" not in gate and "max" not in gate:
             yield Violation(f"/reward_logic/rules/{i}/gate", "a gate needs 'min' and/or 'max'", "min or max", gate)
@@ -343,6 +360,12 @@ def parse_task(doc: Any, source: str = "<memory>", base_dir: str = ".", suite: s
 def load_task(path: str | os.PathLike[str], suite: str | None = None) -> TaskSpec:
     """Load and validate a task file. Raises :class:`TaskSpecError` with every violation."""
     path = os.fspath(path)
+    if os.path.isdir(path):
+        inside = os.path.join(path, "task.json")
+        offer = (f"its task file is {inside}: name that" if os.path.isfile(inside) else
+                 "it has no task.json (agentenv validate takes folders and checks every task file in them)")
+        raise TaskSpecError(path, [Violation("", f"this is a folder, not a task file; {offer}", "a task file",
+                                             path)])
     try:
         with open(path, "rb") as f:
             raw = f.read(MAX_TASK_BYTES + 1)
@@ -366,3 +389,73 @@ def load_task(path: str | os.PathLike[str], suite: str | None = None) -> TaskSpe
     return parse_task(doc, path, os.path.dirname(os.path.abspath(path)), suite)
 
 
+
+
+# --------------------------------------------------------------------------- warnings
+
+#: the gate a warning suggests for a rule that a program doing nothing would earn
+SUGGESTED_GATE = {"metric": "test_pass_rate", "min": 1.0}
+
+
+def task_warnings(task: TaskSpec, registry: Registry | None = None) -> list[Violation]:
+    """What is legal in a task but almost certainly not meant, each with its JSON pointer and fix.
+
+    ``agentenv validate`` prints these as warnings (the task still loads):
+
+    * an efficiency rule (a noisy lower-is-better metric: ``execution_time_ms``, memory) without a
+      gate: a program that does nothing is fast, so it earns the rule; gate it on the tests passing;
+    * ``success`` that no episode can reach: with ``success_threshold`` 1 every rule must score 1,
+      and a linear rule on a timing metric reaches 1 only at 0 ms;
+    * a runtime that is not on this host (a run here would fail; the message is the one the run
+      would give).
+    """
+    reg = registry if registry is not None else current_registry()
+    out: list[Violation] = []
+    for i, rule in enumerate(task.reward.rules):
+        info = reg.metrics.get(rule.metric) if rule.metric else None
+        if info is not None and info.direction == "lower" and info.noisy and rule.gate is None:
+            out.append(Violation(
+                f"/reward_logic/rules/{i}", f"efficiency rule on {rule.metric!r} (lower is better) has no gate: a "
+                f"program that does nothing is cheap, so it earns this rule's weight {rule.weight:g}; add "
+                f"\"gate\": {json.dumps(SUGGESTED_GATE)} so that only solutions that pass the tests earn it", "", None))
+    out += _unreachable_success(task, reg)
+    problem = reg.runtime_for(task.environment.runtime).unavailable(task.environment.runtime)
+    if problem:
+        out.append(Violation("/environment_config/runtime", f"not available on this host, so a run here fails: "
+                                                            f"{problem}", "", None))
+    return out
+
+
+def _unreachable_success(task: TaskSpec, reg: Registry) -> list[Violation]:
+    """Whether ``info["success"]`` can ever be true: the composite must reach ``success_threshold``
+    of the total weight; some rules cannot score 1 (a linear rule on a noisy lower-is-better metric
+    scores 1 only at a value of 0; a linear higher-is-better rule whose threshold lies above the
+    metric's bound)."""
+    rules = task.reward.rules
+    total = sum(r.weight for r in rules)
+    best, short = 0.0, []  # best: the composite's supremum; short: rules that never reach their supremum
+    for i, rule in enumerate(rules):
+        info = reg.metrics.get(rule.metric) if rule.metric else None
+        top = 1.0
+        if info is not None and rule.scoring == "linear" and rule.weight > 0:
+            if info.direction == "lower" and info.noisy:
+                short.append((i, rule, f"a linear rule on {rule.metric!r} scores 1 only at a value of 0"))
+            elif info.direction == "higher" and info.bound and rule.threshold and rule.threshold > info.bound:
+                top = info.bound / rule.threshold
+        best += rule.weight * top
+    need = task.reward.success_threshold * total - 1e-9
+    if total <= 0 or not (need > best or (short and need > best - 1e-6)):
+        return []
+    need_text = ("every rule at its full score" if task.reward.success_threshold >= 1 else
+                 f"a composite of {task.reward.success_threshold * total:g} (success_threshold "
+                 f"{task.reward.success_threshold:g} of the weight {total:g})")
+    if short:
+        why = "; ".join(f"/reward_logic/rules/{i}: {reason}" for i, _, reason in short)
+        share = max((total - sum(r.weight for _, r, _ in short)) / total, 0)
+        fix = ("score that rule as a step (\"scoring\": \"step\", the threshold the value that counts as good) "
+               f"or set success_threshold to the share the other rules make (e.g. {share:g})")
+    else:
+        why = f"the rules can reach at most {best:g} of {total:g} (a threshold above its metric's bound)"
+        fix = f"lower that threshold, or set success_threshold to at most {best / total:g}"
+    return [Violation("/reward_logic/success_threshold", f"success is unreachable: it needs {need_text}, and {why}; "
+                      f"{fix}", "", None)]

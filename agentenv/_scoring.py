@@ -101,7 +101,8 @@ class Evaluation:
             if rule.reward_model is not None:
                 model = self.registry.reward_models[rule.reward_model]
                 if view is None:
-                    view = EpisodeView(self.task, final_files(), self.task.reference_files(), tuple(runs))
+                    reference = self.task.reference_solution.read() if self.task.reference_solution else {}
+                    view = EpisodeView(self.task, final_files(), reference, tuple(runs))
                 model_scores[i] = model.score(view, rule.options)
         return compute_reward(self.task.reward, runs, self.registry.metrics, model_scores)
 

@@ -12,6 +12,9 @@ from ._plugins import registry
 from ._schema import load_task
 from ._spec import TaskSpec
 
+#: what a suite file holds, for messages about a missing or bad one
+SUITE_FILE_HELP = ('a suite is a folder with suite.json, {"name": "my-suite", "version": "1.0.0", "description": '
+                   '"...", "tasks": ["*/task.json"]} (tasks: task files, paths or globs relative to the folder)')
 #: folders of a task that hold its files, not task documents
 TASK_DATA_DIRS = ("workspace", "hidden", "solution", "__pycache__")
 
@@ -37,14 +40,21 @@ def read_suite(path: str) -> Suite:
     try:
         with open(file) as f:
             doc = json.load(f)
+    except FileNotFoundError as exc:
+        found = sorted(os.path.relpath(p, base) for p in glob.glob(os.path.join(base, "*", "task.json")))
+        there = (f"; this folder has {len(found)} task file(s) ({', '.join(found[:3])}{', ...' if len(found) > 3 else ''}) "
+                 "that a suite.json would name" if found else "")
+        raise TaskSpecError(file, [Violation("", f"there is no suite.json: {SUITE_FILE_HELP}{there}",
+                                             "a suite.json file")], "suite folder") from exc
     except (OSError, ValueError) as exc:
-        raise TaskSpecError(file, [Violation("", f"cannot read the suite file: {exc}", "a suite.json object")]) from exc
+        raise TaskSpecError(file, [Violation("", f"cannot read the suite file: {exc}; {SUITE_FILE_HELP}",
+                                             "a suite.json object")], "suite file") from exc
     problems = []
     for key in ("name", "version", "tasks"):
-        if key not in doc:
-            problems.append(Violation(f"/{key}", f"missing required field {key!r}", "a value"))
+        if not isinstance(doc, dict) or key not in doc:
+            problems.append(Violation(f"/{key}", f"missing required field {key!r}; {SUITE_FILE_HELP}", "a value"))
     if problems:
-        raise TaskSpecError(file, problems)
+        raise TaskSpecError(file, problems, "suite file")
     files: list[str] = []
     for pattern in doc["tasks"]:
         matched = sorted(glob.glob(os.path.join(base, pattern), recursive=True))

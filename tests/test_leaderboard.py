@@ -207,3 +207,59 @@ def test_html_page_loads_without_errors_sorts_and_renders_in_chromium(result_fil
         f.write(base64.b64decode(shot))
     assert os.path.getsize(path) > 10_000
     print(f"screenshot: {path}")
+
+
+# --------------------------------------------------------------------------- every bundled suite, phone and desktop
+
+SUITES = os.path.join(FIXTURES, "suites")  # real evals: tests/fixtures/leaderboard/record.sh
+VIEWPORTS = {"phone": (390, 844, True), "desktop": (1280, 900, False)}
+LAYOUT = """(() => {
+  const svgs = Array.from(document.querySelectorAll('svg'));
+  const overlaps = [];
+  svgs.forEach((svg, s) => {
+    const boxes = Array.from(svg.querySelectorAll('text')).map(t => [t.textContent, t.getBoundingClientRect()]);
+    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+      const [a, p] = boxes[i], [b, q] = boxes[j];
+      const w = Math.min(p.right, q.right) - Math.max(p.left, q.left), h = Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top);
+      if (w > 1 && h > 1) overlaps.push([s, a, b]);
+    }
+  });
+  return {page: document.documentElement.scrollWidth, view: window.innerWidth, overlaps: overlaps.slice(0, 5),
+          figures: svgs.map(s => [s.getAttribute('aria-label'), Math.round(s.getBoundingClientRect().left),
+                                  Math.round(s.getBoundingClientRect().right)]),
+          lines: Array.from(svgs[0].querySelectorAll('polyline')).map(p => p.getAttribute('points')),
+          ranks: Array.from(document.querySelectorAll('#board tbody tr')).map(
+              tr => [parseInt(tr.cells[0].getAttribute('data-v')), tr.cells[2].getAttribute('data-v'), tr.cells[1].textContent])};
+})()"""
+
+
+@pytest.mark.parametrize("suite", sorted(os.listdir(SUITES)))
+def test_the_page_fits_a_phone_and_a_desktop_for_every_bundled_suite(suite, tmp_path, browser):
+    runs = sorted(os.path.join(SUITES, suite, run) for run in os.listdir(os.path.join(SUITES, suite)))
+    page = tmp_path / "board.html"
+    page.write_text(render_html(build_board(load_results(runs))))
+    browser.call("Page.enable")
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    for name, (width, height, mobile) in VIEWPORTS.items():
+        browser.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=mobile)
+        browser.events.clear()
+        browser.call("Page.navigate", url=page.as_uri())
+        browser.wait_event("Page.loadEventFired")
+        seen = browser.evaluate(LAYOUT)
+        where = f"{suite} on a {name} ({width} px)"
+        assert seen["page"] <= seen["view"], f"{where}: the page scrolls sideways ({seen['page']} px)"
+        for label, left, right in seen["figures"]:
+            assert 0 <= left and right <= width, f"{where}: {label} spans {left}..{right} px"
+        assert not seen["overlaps"], f"{where}: labels overlap: {seen['overlaps']}"
+        ranks = seen["ranks"]
+        for (rank, value, _), (other_rank, other_value, _) in zip(ranks, ranks[1:]):
+            assert (rank == other_rank) == (value == other_value), f"{where}: ranks {ranks}"
+        assert len({label for _, _, label in ranks}) == len(ranks), f"{where}: two runs look alike: {ranks}"
+        k_values = json.load(open(os.path.join(runs[0], "results.json")))["config"]["k"]
+        if len(k_values) > 1:  # lines, none hidden under another
+            assert len(seen["lines"]) == len(runs) and len(set(seen["lines"])) == len(runs), seen["lines"]
+        else:  # one k: a value per run, with its interval, instead of a curve of one point
+            assert seen["figures"][0][0].startswith("pass@1 per run") and not seen["lines"]
+        shot = browser.call("Page.captureScreenshot", format="png", captureBeyondViewport=True)["data"]
+        with open(os.path.join(ARTIFACTS, f"leaderboard-{suite}-{name}.png"), "wb") as f:
+            f.write(base64.b64decode(shot))

@@ -348,3 +348,31 @@ def test_a_third_party_plugin_distribution_extends_the_env_and_the_schema(clean_
     validate = subprocess.run([os.path.join(os.path.dirname(clean_venv), "agentenv"), "validate", str(task)],
                               capture_output=True, text=True)
     assert validate.returncode == 0, validate.stderr
+
+
+TEMPLATE = os.path.join(os.path.dirname(TESTS), "plugins", "agentenv-plugin-template")
+
+
+@pytest.mark.slow
+def test_the_plugin_template_builds_installs_and_passes_its_own_tests(clean_venv, tmp_path):
+    """What a plugin author starts from: render the template (as cookiecutter would), install it in a
+    fresh venv next to agentenv's wheel, and run the tests it ships."""
+    out = subprocess.run([sys.executable, os.path.join(TEMPLATE, "render.py"), str(tmp_path),
+                          "project_name=agentenv-greeter", "module=agentenv_greeter", "plugin_name=greeter"],
+                         capture_output=True, text=True, check=True)
+    project = out.stdout.strip()
+    assert project == str(tmp_path / "agentenv-greeter")
+    assert not [p for p in map(str, tmp_path.rglob("*")) if "cookiecutter" in p]  # every name rendered
+    pip = [clean_venv, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    install = subprocess.run([*pip, f"{project}[test]"], capture_output=True, text=True)
+    assert install.returncode == 0, install.stderr[-3000:]
+    try:
+        agentenv_cli = os.path.join(os.path.dirname(clean_venv), "agentenv")
+        listed = json.loads(subprocess.run([agentenv_cli, "plugins", "--json"], capture_output=True, text=True,
+                                           check=True).stdout)
+        assert {"name": "greeter", "distribution": "agentenv-greeter", "status": "loaded", "detail": ""} in listed
+        run = subprocess.run([clean_venv, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=project,
+                             capture_output=True, text=True, timeout=900)
+        assert run.returncode == 0 and "6 passed" in run.stdout, run.stdout[-3000:] + run.stderr[-2000:]
+    finally:  # the venv is shared with the other tests of this session
+        subprocess.run([clean_venv, "-m", "pip", "uninstall", "-y", "-q", "agentenv-greeter"], check=True)

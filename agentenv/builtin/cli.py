@@ -31,30 +31,40 @@ def _list_run(args) -> int:
                          "suite": suite.name, "path": path})
     if args.json:
         print(json.dumps(rows, indent=1))
-    else:
-        width = max([len(r["env_id"]) for r in rows] + [6])
-        print(f"{'ENV ID':<{width}}  SUITE      PATH")
-        for r in rows:
-            print(f"{r['env_id']:<{width}}  {r['suite']:<10} {os.path.relpath(r['path'])}")
-        print(f"{len(rows)} task(s)")
+        return 0
+    table = [("TASK ID", "SUITE", "ENV ID", "PATH")] + [
+        (r["task_id"], r["suite"], r["env_id"], os.path.relpath(r["path"])) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(3)]
+    for row in table:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[3])
+    print(f"{len(rows)} task(s)")
     return 0
 
 
 def _validate_configure(p) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="task files or directories (searched for *.json)")
+    p.add_argument("--strict", action="store_true", help="exit 1 on warnings too (an ungated speed rule, an "
+                   "unreachable success, a runtime this host lacks)")
 
 
 def _validate_run(args) -> int:
-    bad = 0
+    bad = warned = 0
     files = agentenv.task_files(args.paths)
     for path in files:
         try:
-            agentenv.load_task(path)
+            task = agentenv.load_task(path)
         except TaskSpecError as exc:
             bad += 1
             print(exc, file=sys.stderr)
-    print(f"{len(files) - bad} valid, {bad} invalid")
-    return 1 if bad or not files else 0
+            continue
+        warnings = agentenv.task_warnings(task)
+        if warnings:
+            warned += 1
+            print(f"{path}: {len(warnings)} warning(s) (the task loads; fix them unless they are meant)", file=sys.stderr)
+            for warning in warnings:
+                print(f"  - {warning}", file=sys.stderr)
+    print(f"{len(files) - bad} valid, {bad} invalid" + (f", {warned} with warnings" if warned else ""))
+    return 1 if bad or not files or (args.strict and warned) else 0
 
 
 def _schema_configure(p) -> None:
@@ -84,26 +94,40 @@ def _schema_run(args) -> int:
     return 0
 
 
+def _agents_help() -> str:
+    """The registered agents, for --agent's help (plugins' agents included)."""
+    agents = agentenv.registry().agents
+    return "agent NAME[:ARG], one of: " + ", ".join(
+        f"{name} ({entry.help})" if entry.help else name for name, entry in sorted(agents.items()))
+
+
 def _run_configure(p) -> None:
-    p.add_argument("task", help="an env id (agentenv/x-v0), a task id, or a task file")
-    p.add_argument("--agent", default="reference", help="agent NAME[:ARG] (reference, noop, ...)")
+    p.add_argument("task", help="an env id (agentenv/x-v0), a task id, a task file, or a folder holding task.json")
+    p.add_argument("--agent", default="reference", help=_agents_help())
     p.add_argument("--mode", default=None, choices=[SINGLE_SHOT, AGENTIC],
                    help="default: single_shot when the task has a placeholder, else agentic")
-    p.add_argument("--reward-mode", default="terminal", choices=["terminal", "dense"])
-    p.add_argument("--backend", default="auto")
-    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--reward-mode", default="terminal", choices=["terminal", "dense"],
+                   help="terminal: the score at the end; dense: its change after every step")
+    p.add_argument("--backend", default="auto", help="sandbox backend")
+    p.add_argument("--seed", type=int, default=None, help="seed of the reset (and of a random agent)")
     p.add_argument("--json", action="store_true", help="print the trajectory and result as JSON")
 
 
 def resolve_task_path(name: str) -> str:
-    """A task file from a path, an env id (``agentenv/x-v0``) or a task id."""
+    """A task file from a path (a folder holding ``task.json`` too), an env id (``agentenv/x-v0``)
+    or a task id."""
+    if os.path.isdir(name) and os.path.isfile(os.path.join(name, "task.json")):
+        return os.path.join(name, "task.json")
     if os.path.exists(name):
         return name
     ids = agentenv.register_envs()
     for env_id, path in ids.items():
         if name in (env_id, env_id.split("/", 1)[1], env_id.split("/", 1)[1].rsplit("-v", 1)[0]):
             return path
-    raise UnknownNameError("task", name, [i.split("/", 1)[1].rsplit("-v", 1)[0] for i in ids])
+    known = [i.split("/", 1)[1].rsplit("-v", 1)[0] for i in ids]
+    if "/" in name or name.endswith(".json"):
+        raise UnknownNameError("task", name, known, listing="no file of that name either; agentenv list shows the tasks")
+    raise UnknownNameError("task", name, known, listing="agentenv list shows them")
 
 
 def _run_run(args) -> int:
@@ -136,9 +160,9 @@ def _run_run(args) -> int:
 
 
 def _demo_configure(p) -> None:
-    p.add_argument("--suite", default="examples", help="suite name or path (default: examples)")
+    p.add_argument("--suite", default="examples", help="suite name or path")
     p.add_argument("--agents", default="reference,noop", help="comma-separated agents")
-    p.add_argument("--backend", default="auto")
+    p.add_argument("--backend", default="auto", help="sandbox backend")
 
 
 def _demo_run(args) -> int:
@@ -207,7 +231,7 @@ def _plugins_run(args) -> int:
 
 
 def _bench_configure(p) -> None:
-    p.add_argument("--iterations", type=int, default=200)
+    p.add_argument("--iterations", type=int, default=200, help="sandboxes opened per measurement")
     p.add_argument("--json", default=None, metavar="FILE", help="also write the figures as JSON")
 
 

@@ -22,8 +22,9 @@ class ReferenceSimilarity(RewardModel):
             return 0.0
         ratios = []
         for path, want in episode.reference.items():
-            got = episode.files.get(path, b"").decode("utf-8", "replace")
-            ratios.append(difflib.SequenceMatcher(None, want, got, autojunk=False).ratio())
+            got = episode.files.get(path, b"")
+            ratios.append(difflib.SequenceMatcher(None, want.decode("utf-8", "replace"), got.decode("utf-8", "replace"),
+                                                  autojunk=False).ratio())
         return sum(ratios) / len(ratios)
 
 

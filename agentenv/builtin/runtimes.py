@@ -17,9 +17,13 @@ import logging
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
+import time
+
+from packaging.requirements import InvalidRequirement, Requirement
 
 import agentenv
 from agentenv import Runtime, RuntimeBuildError, RuntimeEnv
@@ -35,27 +39,53 @@ _lock = threading.Lock()
 _prepared: dict[tuple, RuntimeEnv] = {}
 
 
+def _version_key(name: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", name))
+
+
+def _search_dirs() -> list[str]:
+    dirs = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d]
+    pyenv_root = os.environ.get("PYENV_ROOT", os.path.join(os.path.expanduser("~"), ".pyenv"))
+    dirs += sorted(glob.glob(os.path.join(pyenv_root, "versions", "3.*", "bin")), key=_version_key, reverse=True)
+    dirs += ["/usr/local/bin", "/usr/bin"]
+    return [d for d in dict.fromkeys(dirs) if "shims" not in d.split(os.sep)]
+
+
+def host_interpreters() -> dict[str, list[str]]:
+    """``{"3.11": [executables...], ...}``: every ``python3.X`` on this host (PATH, pyenv's versions,
+    /usr/local/bin, /usr/bin), the one place that says which runtimes exist here: resolving a
+    runtime, its error message, ``agentenv validate`` and the names offered in errors all read it."""
+    found: dict[str, list[str]] = {}
+    for directory in _search_dirs():
+        for path in glob.glob(os.path.join(directory, "python3.*")):
+            minor = os.path.basename(path)[len("python"):]
+            if re.fullmatch(r"3\.\d+", minor) and os.access(path, os.X_OK) and not os.path.isdir(path):
+                found.setdefault(minor, []).append(path)
+    return {v: found[v] for v in sorted(found, key=_version_key)}
+
+
 def _candidates(version: str | None) -> list[str]:
-    name = f"python{version}" if version else "python3"
     found = []
-    if version is None and not getattr(sys, "frozen", False):
-        found.append(getattr(sys, "_base_executable", sys.executable))
-    which = shutil.which(name)
-    if which:
-        found.append(which)
-    home = os.path.expanduser("~")
-    pyenv_root = os.environ.get("PYENV_ROOT", os.path.join(home, ".pyenv"))
-    minor = version or "3"
-    for path in sorted(glob.glob(os.path.join(pyenv_root, "versions", f"{minor}.*", "bin", f"python{minor}")),
-                       reverse=True):
-        found.append(path)
-    for d in ("/usr/local/bin", "/usr/bin"):
-        found.append(os.path.join(d, name))
+    if version is None:
+        if not getattr(sys, "frozen", False):
+            found.append(getattr(sys, "_base_executable", sys.executable))
+        which = shutil.which("python3")
+        if which:
+            found.append(which)
+        for paths in reversed(host_interpreters().values()):
+            found += paths
+    else:
+        found += host_interpreters().get(version, [])
     return [p for p in dict.fromkeys(found) if os.path.exists(p)]
+
+
+_resolved: dict[str, dict] = {}
 
 
 def resolve_interpreter(runtime: str) -> dict:
     """``{"executable", "base_prefix", "version"}`` of a real interpreter for *runtime*."""
+    if runtime in _resolved:
+        return _resolved[runtime]
     m = re.fullmatch(r"python(3(?:\.\d+)?)?", runtime)
     version = m.group(1) if m and m.group(1) and "." in m.group(1) else None
     tried = []
@@ -72,20 +102,46 @@ def resolve_interpreter(runtime: str) -> dict:
         if version and not info["version"].startswith(version + "."):
             tried.append(f"{exe} (is Python {info['version']})")
             continue
+        _resolved[runtime] = info
         return info
-    found = sorted({os.path.basename(p) for p in glob.glob("/usr/bin/python3*") + glob.glob(
-        os.path.expanduser("~/.pyenv/versions/*/bin/python3.*")) if re.fullmatch(r"python3\.\d+", os.path.basename(p))})
+    here = ", ".join(f"python{v}" for v in host_interpreters()) or "no python3.X"
     raise RuntimeBuildError(
         f"runtime {runtime!r}: no such interpreter on this host (tried: {', '.join(tried) or 'nothing found'}); "
-        f"found here: {', '.join(found) or 'no python3.X'}; install it (e.g. apt-get install {runtime} or "
-        f"pyenv install) or change environment_config.runtime")
+        f"found here: {here}; install it (e.g. apt-get install {runtime} or pyenv install) or change "
+        "environment_config.runtime")
+
+
+def requirement_problem(requirement: str) -> str | None:
+    """Why pip would refuse *requirement* (PEP 508: a name, extras, version specifiers, markers),
+    or None. A task's dependencies are checked when it loads, not when its runtime is built."""
+    try:
+        Requirement(requirement)
+    except InvalidRequirement as exc:
+        reason = str(exc).splitlines()[0].rstrip(".")
+        return (f"not a valid pip requirement ({reason}); write NAME, NAME==VERSION or NAME>=VERSION, "
+                "e.g. 'pytest==8.3.5'")
+    return None
 
 
 class PythonRuntime(Runtime):
     pattern = r"python3(?:\.\d+)?"
-    examples = ("python3", "python3.10", "python3.11", "python3.12")
     shell = "/bin/sh"
     kind = "python"
+
+    @property
+    def examples(self) -> tuple[str, ...]:  # type: ignore[override]
+        """python3 and every python3.X on this host (the names an error offers)."""
+        return ("python3", *(f"python{v}" for v in host_interpreters()))
+
+    def dependency_problem(self, requirement: str) -> str | None:
+        return requirement_problem(requirement)
+
+    def unavailable(self, name: str) -> str | None:
+        try:
+            resolve_interpreter(self.interpreter_name(name))
+        except RuntimeBuildError as exc:
+            return str(exc)
+        return None
 
     def prepare(self, config, cache_dir: str | None = None) -> RuntimeEnv:
         key = (type(self).__name__, config.runtime, tuple(config.dependencies), tuple(sorted(config.env.items())))
@@ -115,18 +171,26 @@ class PythonRuntime(Runtime):
         if os.path.exists(stamp):
             return json.load(open(stamp))
         with open(env_dir + ".lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # one builder; the others wait, then find the stamp
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:  # another process builds it: wait for it (one builder), then find the stamp
+                with _BuildProgress(f"python {interp['version']}", deps, waiting=True):
+                    fcntl.flock(lock, fcntl.LOCK_EX)
             if os.path.exists(stamp):
                 return json.load(open(stamp))
             tmp = f"{env_dir}.tmp-{os.getpid()}"
             shutil.rmtree(tmp, ignore_errors=True)
             log.info("building runtime %s with %s (once; cached in %s)", interp["version"], deps or "no dependencies", env_dir)
-            self._run([interp["executable"], "-m", "venv", "--without-pip", tmp], "create the virtual environment")
-            # The venv must work at its final path: build at the final name's sibling, then fix paths.
-            if deps:
-                self._run([sys.executable, "-m", "pip", "--python", os.path.join(tmp, "bin", "python"), "install",
-                           "--no-input", "--disable-pip-version-check", "--no-warn-script-location", "-q", *deps],
-                          f"install {' '.join(deps)}")
+            with _BuildProgress(f"python {interp['version']}", deps) as progress:
+                progress.phase("creating the virtual environment")
+                self._run([interp["executable"], "-m", "venv", "--without-pip", tmp], "create the virtual environment",
+                          progress)
+                # The venv must work at its final path: build at the final name's sibling, then fix paths.
+                if deps:
+                    progress.phase("pip install")
+                    self._run([sys.executable, "-m", "pip", "--python", os.path.join(tmp, "bin", "python"), "install",
+                               "--no-input", "--disable-pip-version-check", "--no-warn-script-location",
+                               "--progress-bar", "off", *deps], f"install {' '.join(deps)}", progress)
             _relocate(tmp, env_dir)
             os.rename(tmp, env_dir)
             out = subprocess.run([os.path.join(env_dir, "bin", "python"), "-I", "-c", _LIST],
@@ -144,14 +208,88 @@ class PythonRuntime(Runtime):
             return fingerprint
 
     @staticmethod
-    def _run(argv: list[str], what: str) -> None:
+    def _run(argv: list[str], what: str, progress: "_BuildProgress") -> None:
+        """Run one build command; its output lines feed the progress line, its tail the error."""
         try:
-            out = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
-        except (OSError, subprocess.TimeoutExpired) as exc:
+            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                    errors="replace")
+        except OSError as exc:
             raise RuntimeBuildError(f"could not {what}: {exc}") from exc
-        if out.returncode != 0:
-            tail = "\n".join((out.stderr or out.stdout).strip().splitlines()[-15:])
-            raise RuntimeBuildError(f"could not {what} (exit {out.returncode}):\n{tail}")
+        watchdog = threading.Timer(_BUILD_TIMEOUT_S, proc.kill)
+        watchdog.start()
+        tail: list[str] = []
+        try:
+            for line in proc.stdout:
+                line = line.rstrip()
+                if line:
+                    tail = (tail + [line])[-15:]
+                    if not line.startswith(" "):  # "Collecting x", "Installing collected packages: ..."
+                        progress.phase(line)
+            status = proc.wait()
+        finally:
+            watchdog.cancel()
+            proc.stdout.close()
+        if status != 0:
+            why = f"killed after {_BUILD_TIMEOUT_S} s" if status == -signal.SIGKILL else f"exit {status}"
+            raise RuntimeBuildError(f"could not {what} ({why}):\n" + "\n".join(tail))
+
+
+_BUILD_TIMEOUT_S = 1800
+
+
+class _BuildProgress:
+    """A status line on a terminal while a runtime builds: the first build of one with dependencies
+    takes tens of seconds (pip), and silence looks like a hang. Nothing is written when stderr is
+    not a terminal (logs, CI, captured output): there ``-v`` logs the build instead."""
+
+    def __init__(self, interpreter: str, deps: list[str], waiting: bool = False, stream=None):
+        self.stream = stream or sys.stderr
+        self.enabled = hasattr(self.stream, "isatty") and self.stream.isatty()
+        shown = ", ".join(deps[:2]) + (f" +{len(deps) - 2} more" if len(deps) > 2 else "")
+        what = f"{interpreter} + {shown}" if deps else interpreter
+        self.title = (f"agentenv: waiting for another process building runtime {what}" if waiting else
+                      f"agentenv: first use: building runtime {what}")
+        self.waiting = waiting
+        self._phase = ""
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.start = time.monotonic()
+
+    def phase(self, text: str) -> None:
+        self._phase = text
+
+    def _draw(self, end: str = "") -> None:
+        width = shutil.get_terminal_size((100, 20)).columns
+        elapsed = time.monotonic() - self.start
+        done = "" if self.waiting or self.title.find("failed") >= 0 else "; cached from now on"
+        text = f"{self.title} ({elapsed:.1f} s{done})" if end else f"{self.title} {elapsed:.0f}s"
+        if self._phase and not end:
+            text += f": {self._phase}"
+        try:
+            self.stream.write("\r" + text[:max(width - 1, 20)] + "\x1b[K" + end)
+            self.stream.flush()
+        except (OSError, ValueError):  # the terminal went away: the build goes on
+            self.enabled = False
+
+    def _tick(self) -> None:
+        while not self._stop.wait(0.5):
+            self._draw()
+
+    def __enter__(self) -> "_BuildProgress":
+        if self.enabled:
+            self._draw()
+            self._thread = threading.Thread(target=self._tick, name="agentenv-runtime-progress", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, kind, exc, tb) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self.enabled:
+            if not self.waiting:
+                self.title = self.title.replace("building", "built" if kind is None else "failed to build", 1)
+            self._draw(end="\n")
 
 
 def _relocate(tmp: str, final: str) -> None:

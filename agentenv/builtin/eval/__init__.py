@@ -34,23 +34,24 @@ def _ints(text: str) -> tuple[int, ...]:
 
 def _eval_configure(p) -> None:
     p.add_argument("--suite", required=True, help="an installed suite name (examples, pybugs) or a suite directory")
-    p.add_argument("--agent", required=True, help="agent NAME[:ARG]: reference, noop, random[:SEED], replay:FILE, "
-                                                  "command:CMD, openai:URL#MODEL")
-    p.add_argument("--samples", "-n", type=int, default=1, help="episodes per task (default 1)")
+    p.add_argument("--agent", required=True, help="agent NAME[:ARG]; installed: " + ", ".join(
+        sorted(agentenv.registry().agents)) + " (agentenv run --help says what each takes)")
+    p.add_argument("--samples", "-n", type=int, default=1, help="episodes per task")
     p.add_argument("-k", type=_ints, default=None, metavar="K[,K...]",
                    help="pass@k to report (default: 1, plus the number of samples when more)")
-    p.add_argument("--workers", "-w", type=int, default=1, help="concurrent episodes (default 1)")
+    p.add_argument("--workers", "-w", type=int, default=1, help="concurrent episodes")
     p.add_argument("--executor", default="local",
                    help="where episodes run: local (threads, default), ray (agentenv-ray); `agentenv plugins` lists them")
     p.add_argument("--address", default=None, metavar="ADDR", help="the executor's cluster (ray: ray://host:port or "
                                                                     "auto); default: a local one")
     p.add_argument("--no-lanes", dest="lanes", action="store_false",
                    help="first come, first served instead of lanes by predicted duration")
-    p.add_argument("--backend", default="auto", help="sandbox backend (default: auto)")
+    p.add_argument("--backend", default="auto", help="sandbox backend")
     p.add_argument("--mode", default=None, choices=[SINGLE_SHOT, AGENTIC],
                    help="default: single_shot when the task has a placeholder, else agentic")
-    p.add_argument("--reward-mode", default="terminal", choices=["terminal", "dense"])
-    p.add_argument("--tasks", default="", metavar="GLOB[,GLOB...]", help="only the tasks whose id matches")
+    p.add_argument("--reward-mode", default="terminal", choices=["terminal", "dense"],
+                   help="terminal: the score at the end; dense: its change after every step")
+    p.add_argument("--tasks", default="", metavar="GLOB[,GLOB...]", help="only the tasks whose id matches (default: all)")
     p.add_argument("--retries", type=int, default=2, help="retries of an episode hit by an infrastructure failure")
     p.add_argument("--seed", type=int, default=0, help="base seed; each (task, sample) derives its own")
     p.add_argument("--out", default=None, metavar="DIR", help="output folder (default: out/eval-SUITE-AGENT)")
@@ -98,7 +99,7 @@ def _fmt(value) -> str:
 
 def _leaderboard_configure(p) -> None:
     p.add_argument("results", nargs="+", metavar="RESULTS", help="results.json files (or folders holding one)")
-    p.add_argument("--metric", default="pass@1", help="headline metric: pass@K, mean_reward or success_rate")
+    p.add_argument("--metric", default="pass@1", help="headline metric: pass@K, mean_reward, mean_score or success_rate")
     p.add_argument("--html", default=None, metavar="FILE", help="write a self-contained HTML page")
     p.add_argument("--markdown", default=None, metavar="FILE", help="write a Markdown table")
     p.add_argument("--json", action="store_true", help="print the ranking as JSON")

@@ -19,6 +19,8 @@ import agentenv
 from agentenv import LeaderboardError
 
 BOOTSTRAP_SAMPLES = 2000
+#: values equal to this many digits are a tie (they share a rank)
+TIE_DIGITS = 9
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
            "#bab0ac")
 
@@ -116,16 +118,46 @@ def build_board(runs: list[dict[str, Any]], metric: str = "pass@1") -> dict[str,
                      "infrastructure_failures": o["failures"]["infrastructure"],
                      "failures": o["failures"], "wall_time_s": r["wall_time_s"], "complete": r["complete"],
                      "created": r["created"]})
-    order = sorted(range(len(rows)), key=lambda i: (-rows[i]["value"], rows[i]["agent"]))
+    for row, label in zip(rows, run_labels(runs)):
+        row["label"] = label
+    order = sorted(range(len(rows)), key=lambda i: (-round(rows[i]["value"], TIE_DIGITS), rows[i]["label"]))
     ranked = [rows[i] for i in order]
     runs = [runs[i] for i in order]
-    for rank, row in enumerate(ranked, 1):
-        row["rank"] = rank
-        row["overlaps_leader"] = rank > 1 and row["ci_high"] >= ranked[0]["ci_low"]
+    for position, row in enumerate(ranked):
+        # competition ranking ("1224"): runs with the same value share a rank
+        tied_above = position > 0 and round(ranked[position - 1]["value"], TIE_DIGITS) == round(row["value"], TIE_DIGITS)
+        row["rank"] = ranked[position - 1]["rank"] if tied_above else position + 1
+        row["overlaps_leader"] = position > 0 and row["ci_high"] >= ranked[0]["ci_low"]
+    for row in ranked:
+        row["tied"] = sum(r["rank"] == row["rank"] for r in ranked) > 1
     suite_name, suite_version = next(iter(suites))
     return {"suite": {"name": suite_name, "version": suite_version}, "metric": metric, "ks": ks, "rows": ranked,
             "tasks": _task_matrix(runs), "tags": _tag_matrix(runs),
             "rewards": [[t_r for t in r["tasks"] for t_r in t["rewards"]] for r in runs]}
+
+
+def run_labels(runs: list[dict[str, Any]]) -> list[str]:
+    """A name per run that tells runs apart: the agent spec, and for an agent that ran more than
+    once what differs between its runs (seed, samples, reward mode, folder, date)."""
+    specs = [r["agent"]["spec"] for r in runs]
+    labels = list(specs)
+    for spec in set(specs):
+        same = [i for i, s in enumerate(specs) if s == spec]
+        if len(same) < 2:
+            continue
+        for name, value in (("seed", lambda r: r["config"]["seed"]), ("samples", lambda r: r["config"]["samples"]),
+                            ("reward", lambda r: r["config"]["reward_mode"]),
+                            ("run", lambda r: os.path.basename(os.path.dirname(os.path.abspath(r["_file"])))),
+                            ("created", lambda r: r["created"])):
+            values = [value(runs[i]) for i in same]
+            if len(set(map(str, values))) == len(values):
+                for i, v in zip(same, values):
+                    labels[i] = f"{spec} ({name} {v})"
+                break
+        else:
+            for n, i in enumerate(same, 1):
+                labels[i] = f"{spec} (#{n})"
+    return labels
 
 
 def _task_matrix(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -165,7 +197,7 @@ def _columns(board: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     body = []
     for row in board["rows"]:
         flag = "" if row["complete"] else " (incomplete)"
-        body.append([str(row["rank"]), row["agent"] + flag,
+        body.append([str(row["rank"]), row["label"] + flag,
                      f"{row['value']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"]
                     + [_f(row["pass_at_k"][str(k)]) for k in ks]
                     + [_f(row["mean_reward"]), _f(row["mean_rounds"], 2), str(row["episodes"]),
@@ -193,18 +225,32 @@ def render_markdown(board: dict[str, Any]) -> str:
 
 
 # --------------------------------------------------------------------------- HTML
+#
+# Every plot is an SVG with a viewBox, scaled down to the page's width (never wider: a phone shows
+# the whole figure). Runs are told apart by colour, dash pattern and marker together, and lines
+# with the same values are drawn side by side, so that no run hides another. Plots that would grow
+# with the number of tags or tasks are heatmaps with one row each, so labels never overlap.
+
+#: stroke-dasharray per run (with the colour and the marker: three cues, for overlapping lines)
+DASHES = ("", "7 4", "2 3", "10 3 2 3", "4 2")
+MARKERS = ("circle", "square", "triangle", "diamond")
+PLOT_WIDTH = 480
+#: px per character of an 11 px label, for laying out label columns
+CHAR_W = 6.4
+
 
 def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _svg(width: int, height: int, body: list[str], title: str) -> str:
-    return (f'<figure><figcaption>{_e(title)}</figcaption><svg xmlns="http://www.w3.org/2000/svg" '
-            f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{_e(title)}">'
-            + "".join(body) + "</svg></figure>")
+def _svg(width: float, height: float, body: list[str], title: str, note: str = "") -> str:
+    caption = _e(title) + (f' <span class="note">{_e(note)}</span>' if note else "")
+    return (f'<figure><figcaption>{caption}</figcaption><svg xmlns="http://www.w3.org/2000/svg" '
+            f'viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" height="{height:.0f}" role="img" '
+            f'aria-label="{_e(title)}">' + "".join(body) + "</svg></figure>")
 
 
-def _axes(x0: int, y0: int, w: int, h: int, ymax: float = 1.0) -> list[str]:
+def _axes(x0: float, y0: float, w: float, h: float, ymax: float = 1.0) -> list[str]:
     out = [f'<line x1="{x0}" y1="{y0}" x2="{x0 + w}" y2="{y0}" class="axis"/>',
            f'<line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y0 - h}" class="axis"/>']
     for i in range(5):
@@ -215,32 +261,89 @@ def _axes(x0: int, y0: int, w: int, h: int, ymax: float = 1.0) -> list[str]:
     return out
 
 
-def _legend(rows: list[dict[str, Any]], x: int, y: int) -> list[str]:
+def _marker(kind: str, x: float, y: float, color: str, title: str = "") -> str:
+    tip = f"<title>{_e(title)}</title>" if title else ""
+    if kind == "square":
+        return f'<rect x="{x - 4:.1f}" y="{y - 4:.1f}" width="8" height="8" fill="{color}">{tip}</rect>'
+    if kind == "triangle":
+        return f'<polygon points="{x:.1f},{y - 5:.1f} {x + 5:.1f},{y + 4:.1f} {x - 5:.1f},{y + 4:.1f}" fill="{color}">{tip}</polygon>'
+    if kind == "diamond":
+        return f'<polygon points="{x:.1f},{y - 5:.1f} {x + 5:.1f},{y:.1f} {x:.1f},{y + 5:.1f} {x - 5:.1f},{y:.1f}" fill="{color}">{tip}</polygon>'
+    return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{color}">{tip}</circle>'
+
+
+def _style(i: int) -> tuple[str, str, str]:
+    """(colour, dash pattern, marker) of the i-th run."""
+    return PALETTE[i % len(PALETTE)], DASHES[i % len(DASHES)], MARKERS[i % len(MARKERS)]
+
+
+def _legend(rows: list[dict[str, Any]], x: float, y: float, width: float, notes: dict[int, str] | None = None,
+            lines: bool = False, swatch: bool = False) -> tuple[list[str], float]:
+    """A legend below a plot, in as many columns as fit; returns (elements, its height)."""
+    labels = [row["label"] + (f" {notes[i]}" if notes and i in notes else "") for i, row in enumerate(rows)]
+    col_w = min(width, max(len(t) for t in labels) * CHAR_W + 34)
+    cols = max(1, int(width // col_w))
     out = []
-    for i, row in enumerate(rows):
-        out.append(f'<rect x="{x}" y="{y + 16 * i}" width="10" height="10" fill="{PALETTE[i % len(PALETTE)]}"/>'
-                   f'<text x="{x + 14}" y="{y + 9 + 16 * i}" class="tick">{_e(row["agent"][:28])}</text>')
-    return out
+    for i, text in enumerate(labels):
+        cx, cy = x + (i % cols) * col_w, y + (i // cols) * 18
+        color, dash, marker = _style(i)
+        if lines:
+            out.append(f'<line x1="{cx}" y1="{cy + 5}" x2="{cx + 22}" y2="{cy + 5}" stroke="{color}" stroke-width="2" '
+                       f'stroke-dasharray="{dash}"/>')
+        out.append(_marker("square" if swatch else marker, cx + 11, cy + 5, color))
+        out.append(f'<text x="{cx + 28}" y="{cy + 9}" class="tick">{_e(text)}</text>')
+    return out, 18 * ((len(labels) + cols - 1) // cols)
 
 
 def _plot_pass_at_k(board: dict[str, Any]) -> str:
     ks, rows = board["ks"], board["rows"]
-    x0, y0, w, h = 50, 200, 360, 170
+    if len(ks) == 1:
+        return _plot_single_k(board, ks[0])
+    x0, y0, w, h = 50, 200, PLOT_WIDTH - 80, 170
     body = _axes(x0, y0, w, h)
-    xs = {k: x0 + (w * i / max(len(ks) - 1, 1) if len(ks) > 1 else w / 2) for i, k in enumerate(ks)}
+    xs = {k: x0 + 20 + (w - 40) * i / (len(ks) - 1) for i, k in enumerate(ks)}
     for k, x in xs.items():
         body.append(f'<text x="{x:.1f}" y="{y0 + 16}" class="tick" text-anchor="middle">k={k}</text>')
+    series = [tuple(row["pass_at_k"][str(k)] for k in ks) for row in rows]
+    notes = {i: f"(= {rows[series.index(v)]['label']})" for i, v in enumerate(series) if series.index(v) != i}
     for i, row in enumerate(rows):
-        color = PALETTE[i % len(PALETTE)]
-        pts = [(xs[k], y0 - h * row["pass_at_k"][str(k)]) for k in ks if row["pass_at_k"][str(k)] is not None]
+        color, dash, marker = _style(i)
+        # a run whose values equal an earlier run's is drawn 3 px lower per copy (and named in the legend)
+        # so that neither line hides the other; distinct values are drawn where they are
+        copies = series[:i].count(series[i])
+        pts = [(xs[k] + 5 * copies, y0 - h * v + 3 * copies, v) for k, v in zip(ks, series[i]) if v is not None]
         if len(pts) > 1:
-            body.append(f'<polyline points="{" ".join(f"{x:.1f},{y:.1f}" for x, y in pts)}" fill="none" '
-                        f'stroke="{color}" stroke-width="2"/>')
-        for x, y in pts:
-            body.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{color}"><title>{_e(row["agent"])}: '
-                        f'{(y0 - y) / h:.3f}</title></circle>')
-    body += _legend(rows, x0 + w + 20, 30)
-    return _svg(620, 230, body, "pass@k per run")
+            body.append(f'<polyline points="{" ".join(f"{x:.1f},{y:.1f}" for x, y, _ in pts)}" fill="none" '
+                        f'stroke="{color}" stroke-width="2" stroke-dasharray="{dash}"/>')
+        body += [_marker(marker, x, y, color, f"{row['label']}: pass@{k} = {v:.3f}") for (x, y, v), k in zip(pts, ks)]
+    legend, lh = _legend(rows, x0 - 40, y0 + 30, PLOT_WIDTH - 20, notes, lines=True)
+    return _svg(PLOT_WIDTH, y0 + 36 + lh, body + legend, "pass@k per run")
+
+
+def _plot_single_k(board: dict[str, Any], k: int) -> str:
+    """With one k a pass@k curve is a dot per run: show each run's pass@k, with its 95% interval
+    when it is the headline metric, one row per run."""
+    rows = board["rows"]
+    with_ci = board["metric"] == f"pass@{k}"
+    left = min(max(len(r["label"]) for r in rows) * CHAR_W + 12, 200)
+    x0, w, top, row_h = left, PLOT_WIDTH - left - 56, 10, 22
+    body = []
+    for i in range(5):
+        x = x0 + w * i / 4
+        body.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + row_h * len(rows)}" class="grid"/>'
+                    f'<text x="{x:.1f}" y="{top + row_h * len(rows) + 14}" class="tick" text-anchor="middle">{i / 4:.2f}</text>')
+    for i, row in enumerate(rows):
+        color, _, marker = _style(i)
+        y = top + row_h * i + row_h / 2
+        value = row["pass_at_k"][str(k)] or 0.0
+        body.append(f'<text x="{x0 - 8}" y="{y + 4:.1f}" class="tick" text-anchor="end">{_e(row["label"][:30])}</text>')
+        if with_ci:
+            body.append(f'<line x1="{x0 + w * row["ci_low"]:.1f}" y1="{y:.1f}" x2="{x0 + w * row["ci_high"]:.1f}" '
+                        f'y2="{y:.1f}" stroke="{color}" stroke-width="3" opacity="0.45"/>')
+        body.append(_marker(marker, x0 + w * value, y, color, f"{row['label']}: pass@{k} = {value:.3f}"))
+        body.append(f'<text x="{x0 + w + 8}" y="{y + 4:.1f}" class="tick">{value:.3f}</text>')
+    return _svg(PLOT_WIDTH, top + row_h * len(rows) + 22, body, f"pass@{k} per run" + (", 95% CI" if with_ci else ""),
+                note="(one k was run: eval with --samples N -k 1,N draws pass@k curves)")
 
 
 def _plot_rewards(board: dict[str, Any]) -> str:
@@ -250,20 +353,21 @@ def _plot_rewards(board: dict[str, Any]) -> str:
     bins = 10
     counts = [np.histogram(r, bins=bins, range=(lo, hi))[0] if r else np.zeros(bins, int) for r in rewards]
     fractions = [c / max(c.sum(), 1) for c in counts]
-    x0, y0, w, h = 50, 200, 360, 170
+    x0, y0, w, h = 50, 200, PLOT_WIDTH - 70, 170
     body = _axes(x0, y0, w, h)
     slot = w / bins
     bar = slot * 0.8 / max(len(rows), 1)
+    for b in range(0, bins + 1, 2):
+        body.append(f'<text x="{x0 + slot * b:.1f}" y="{y0 + 16}" class="tick" text-anchor="middle">'
+                    f'{lo + (hi - lo) * b / bins:.1f}</text>')
     for b in range(bins):
-        body.append(f'<text x="{x0 + slot * b + slot / 2:.1f}" y="{y0 + 16}" class="tick" text-anchor="middle">'
-                    f'{lo + (hi - lo) * (b + 0.5) / bins:.2f}</text>')
         for i, frac in enumerate(fractions):
             height = h * float(frac[b])
             body.append(f'<rect x="{x0 + slot * b + slot * 0.1 + bar * i:.1f}" y="{y0 - height:.1f}" '
-                        f'width="{bar:.1f}" height="{height:.1f}" fill="{PALETTE[i % len(PALETTE)]}">'
-                        f'<title>{_e(rows[i]["agent"])}: {int(counts[i][b])} episode(s)</title></rect>')
-    body += _legend(rows, x0 + w + 20, 30)
-    return _svg(620, 230, body, "reward distribution (share of episodes per reward bin)")
+                        f'width="{bar:.1f}" height="{height:.1f}" fill="{_style(i)[0]}">'
+                        f'<title>{_e(rows[i]["label"])}: {int(counts[i][b])} episode(s)</title></rect>')
+    legend, lh = _legend(rows, x0 - 40, y0 + 30, PLOT_WIDTH - 20, swatch=True)
+    return _svg(PLOT_WIDTH, y0 + 36 + lh, body + legend, "reward distribution (share of episodes per reward bin)")
 
 
 def _heat_color(value: float | None) -> str:
@@ -275,57 +379,63 @@ def _heat_color(value: float | None) -> str:
     return f"rgb({r},{g},70)"
 
 
-def _plot_heatmap(board: dict[str, Any]) -> str:
-    rows, tasks = board["rows"], board["tasks"]
-    cell_w, cell_h, left, top = 70, 18, 260, 90
+def _heatmap(rows: list[dict[str, Any]], names: list[str], titles: list[str], values: list[list[float | None]],
+             title: str) -> str:
+    """Rows (tasks or tags) by runs, one row each whatever their number; run labels written
+    vertically above their column, so neither kind of label can overlap another."""
+    cell_w, cell_h = 54, 18
+    left = min(max([len(n) for n in names] + [4]) * CHAR_W + 12, 280)
+    top = min(max(len(r["label"]) for r in rows), 30) * CHAR_W + 12
     body = []
     for i, row in enumerate(rows):
-        x = left + cell_w * i + cell_w / 2
-        body.append(f'<text transform="translate({x:.1f},{top - 8}) rotate(-35)" class="tick">{_e(row["agent"][:24])}</text>')
-    for j, task in enumerate(tasks):
+        x = left + cell_w * i + cell_w / 2 + 4
+        body.append(f'<text transform="translate({x:.1f},{top - 6:.1f}) rotate(-90)" class="tick">'
+                    f'{_e(row["label"][:30])}<title>{_e(row["label"])}</title></text>')
+    limit = int((left - 12) / CHAR_W)
+    for j, (name, tip) in enumerate(zip(names, titles)):
         y = top + cell_h * j
-        body.append(f'<text x="{left - 6}" y="{y + 13}" class="tick" text-anchor="end">{_e(task["task_id"][:40])}</text>')
-        for i, value in enumerate(task["success_rate"]):
+        shown = name if len(name) <= limit else name[:limit - 1] + "…"
+        body.append(f'<text x="{left - 6}" y="{y + 13}" class="tick" text-anchor="end">{_e(shown)}'
+                    f'<title>{_e(tip)}</title></text>')
+        for i, value in enumerate(values[j]):
             body.append(f'<rect x="{left + cell_w * i}" y="{y}" width="{cell_w - 2}" height="{cell_h - 2}" '
-                        f'fill="{_heat_color(value)}"><title>{_e(task["task_id"])} / {_e(rows[i]["agent"])}: '
-                        f'{_f(value)}</title></rect><text x="{left + cell_w * i + cell_w / 2 - 1}" y="{y + 13}" '
-                        f'class="cell" text-anchor="middle">{_f(value, 2)}</text>')
-    return _svg(left + cell_w * len(rows) + 20, top + cell_h * len(tasks) + 10, body,
-                "per-task success rate (rows: tasks, columns: runs)")
+                        f'fill="{_heat_color(value)}"><title>{_e(tip)} / {_e(rows[i]["label"])}: {_f(value)}</title>'
+                        f'</rect><text x="{left + cell_w * i + cell_w / 2 - 1}" y="{y + 13}" class="cell" '
+                        f'text-anchor="middle">{_f(value, 2)}</text>')
+    return _svg(left + cell_w * len(rows) + 10, top + cell_h * len(names) + 6, body, title)
+
+
+def _plot_heatmap(board: dict[str, Any]) -> str:
+    tasks = board["tasks"]
+    prefix = board["suite"]["name"] + "."  # the suite's tasks share it: the rows show the rest
+    names = [t["task_id"][len(prefix):] if t["task_id"].startswith(prefix) else t["task_id"] for t in tasks]
+    return _heatmap(board["rows"], names, [t["task_id"] for t in tasks], [t["success_rate"] for t in tasks],
+                    f"per-task success rate (rows: tasks, {prefix}* shortened; columns: runs)")
 
 
 def _plot_tags(board: dict[str, Any]) -> str:
-    rows, tags = board["rows"], board["tags"]
+    tags = board["tags"]
     if not tags:
         return "<p>No task has tags.</p>"
-    x0, y0, h = 50, 200, 170
-    slot = max(96, 24 * len(rows))
-    w = slot * len(tags)
-    body = _axes(x0, y0, w, h)
-    bar = slot * 0.8 / len(rows)
-    for t, tag in enumerate(tags):
-        body.append(f'<text x="{x0 + slot * t + slot / 2:.1f}" y="{y0 + 16}" class="tick" text-anchor="middle">'
-                    f'{_e(tag["tag"][:14])} ({tag["tasks"]})</text>')
-        for i, value in enumerate(tag["success_rate"]):
-            height = h * value
-            body.append(f'<rect x="{x0 + slot * t + slot * 0.1 + bar * i:.1f}" y="{y0 - height:.1f}" '
-                        f'width="{bar:.1f}" height="{height:.1f}" fill="{PALETTE[i % len(PALETTE)]}">'
-                        f'<title>{_e(rows[i]["agent"])} on {_e(tag["tag"])}: {value:.3f}</title></rect>')
-    body += _legend(rows, x0 + w + 20, 30)
-    return _svg(x0 + w + 220, 230, body, "success rate per tag (number of tasks)")
+    return _heatmap(board["rows"], [f"{t['tag']} ({t['tasks']})" for t in tags],
+                    [f"{t['tag']}: {t['tasks']} task(s)" for t in tags], [t["success_rate"] for t in tags],
+                    "success rate per tag (number of tasks; columns: runs)")
 
 
 _CSS = """
 body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;background:#fff}
-h1{font-size:20px;margin:0 0 4px}p.sub{color:#666;margin:0 0 16px}
-table{border-collapse:collapse;margin:8px 0 24px}th,td{padding:4px 10px;border-bottom:1px solid #e4e4e4;text-align:right}
+h1{font-size:20px;margin:0 0 4px;overflow-wrap:anywhere}p.sub{color:#666;margin:0 0 16px}
+.scroll{overflow-x:auto;max-width:100%;margin:8px 0 24px}
+table{border-collapse:collapse}th,td{padding:4px 10px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}
 th{cursor:pointer;user-select:none;background:#f6f6f6;position:sticky;top:0}th:hover{background:#ececec}
 td.l,th.l{text-align:left}th.asc::after{content:" \\25B2"}th.desc::after{content:" \\25BC"}
-tr.tie td{color:#555}.ci{color:#888;font-size:12px}
-.plots{display:flex;flex-wrap:wrap;gap:24px}figure{margin:0}figcaption{font-weight:600;margin-bottom:4px}
+tr.tie td{color:#555}.ci{color:#888;font-size:12px}.tied{color:#888;font-size:11px}
+.plots{display:flex;flex-wrap:wrap;gap:24px}figure{margin:0;min-width:0;max-width:100%}
+figcaption{font-weight:600;margin-bottom:4px}figcaption .note{font-weight:400;color:#777;font-size:12px}
+svg{max-width:100%;height:auto;display:block}
 .axis{stroke:#333}.grid{stroke:#eee}.tick{font-size:11px;fill:#444}.cell{font-size:10px;fill:#111}
+@media (max-width:600px){body{margin:10px}}
 """
-
 _JS = """
 (function(){
   var table=document.getElementById('board');
@@ -361,8 +471,9 @@ def render_html(board: dict[str, Any]) -> str:
         def cell(value, text=None, cls=""):
             v = "" if value is None else value
             return f'<td data-v="{_e(v)}" class="{cls}">{_e(text if text is not None else _f(value))}</td>'
-        cells = [cell(row["rank"], str(row["rank"])),
-                 cell(row["agent"], row["agent"] + ("" if row["complete"] else " (incomplete)"), "l"),
+        rank = f'<td data-v="{row["rank"]}">{row["rank"]}{"<span class=tied> tie</span>" if row["tied"] else ""}</td>'
+        cells = [rank,
+                 cell(row["label"], row["label"] + ("" if row["complete"] else " (incomplete)"), "l"),
                  cell(row["value"]),
                  f'<td data-v="{row["ci_low"]:.6f}" class="ci">[{row["ci_low"]:.3f}, {row["ci_high"]:.3f}]</td>']
         cells += [cell(row["pass_at_k"][str(k)]) for k in _other_ks(board)]
@@ -374,12 +485,14 @@ def render_html(board: dict[str, Any]) -> str:
     suite = board["suite"]
     plots = [_plot_pass_at_k(board), _plot_rewards(board), _plot_tags(board), _plot_heatmap(board)]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>agentenv leaderboard: {_e(suite['name'])} {_e(suite['version'])}</title>"
             f"<style>{_CSS}</style></head><body>"
             f"<h1>{_e(suite['name'])} {_e(suite['version'])}: ranked by {_e(metric)}</h1>"
             f"<p class=\"sub\">{len(board['rows'])} run(s) over {len(board['tasks'])} task(s). 95% intervals: "
             f"percentile bootstrap over tasks ({BOOTSTRAP_SAMPLES} resamples); grey rows overlap the leader's "
-            "interval. Infrastructure failures are not scored. Click a column to sort.</p>"
-            f"<table id=\"board\"><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+            "interval; equal values share a rank. Infrastructure failures are not scored. Click a column to sort.</p>"
+            f"<div class=\"scroll\"><table id=\"board\"><thead><tr>{head}</tr></thead><tbody>{''.join(body)}"
+            "</tbody></table></div>"
             f"<div class=\"plots\">{''.join(plots)}</div>"
             f"<script>{_JS}</script></body></html>\n")

@@ -114,6 +114,8 @@ class Progress:
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.start = time.monotonic()
         self.done = self.failed = self.infra = self.running = self.retried = 0
+        #: unsuccessful episodes by cause, named as results.json names them (agentenv.CAUSES)
+        self.causes: dict[str, int] = {}
         self.lock = threading.Lock()
         self._last_print = 0.0
 
@@ -122,8 +124,9 @@ class Progress:
         rate = self.done / elapsed if elapsed > 0 else 0.0
         left = self.total - self.already - self.done
         eta = f"{int(left / rate) // 60}:{int(left / rate) % 60:02d}" if rate > 0 else "?"
+        causes = ", ".join(f"{self.causes[c]} {c}" for c in CAUSES if self.causes.get(c)) or "0 failed"
         return (f"[eval] {self.already + self.done}/{self.total} done, {self.running} running, "
-                f"{self.failed} failed, {self.infra} infra ({self.retried} retried) | {rate:.2f} ep/s | ETA {eta}")
+                f"{causes} ({self.retried} retried) | {rate:.2f} ep/s | ETA {eta}")
 
     def update(self, final: bool = False) -> None:
         if not self.enabled:
@@ -223,6 +226,8 @@ def run_eval(config: EvalConfig, on_progress: Callable[[Progress], None] | None 
                 progress.infra += 1
             elif not episode["success"]:
                 progress.failed += 1
+            if episode["cause"]:
+                progress.causes[episode["cause"]] = progress.causes.get(episode["cause"], 0) + 1
             progress.retried += max(0, outcome.attempts - 1)
         progress.update()
         if on_progress:

@@ -12,16 +12,34 @@ def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+def _bar(label: str):
+    """A progress bar on stderr when it is a terminal (``tick(done, total)``), else None."""
+    if not sys.stderr.isatty():
+        return None
+
+    def tick(done: int, total: int) -> None:
+        width = 30
+        filled = width * done // max(total, 1)
+        end = "\n" if done >= total else ""
+        sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{end}")
+        sys.stderr.flush()
+    return tick
+
+
 def configure_train(p) -> None:
     p.add_argument("--suite", default=None, help="suite name or path (default: sb3.repair for edit-choice, "
                    "sb3.synth for tokens)")
-    p.add_argument("--wrapper", choices=("edit-choice", "tokens"), default="edit-choice")
-    p.add_argument("--algo", choices=("ppo", "a2c", "dqn"), default="ppo")
-    p.add_argument("--steps", type=int, default=3000, help="environment steps (default 3000)")
-    p.add_argument("--envs", type=int, default=4, help="parallel environments (default 4)")
+    p.add_argument("--wrapper", choices=("edit-choice", "tokens"), default="edit-choice",
+                   help="edit-choice: pick one of K candidate edits; tokens: write a program token by token")
+    p.add_argument("--algo", choices=("ppo", "a2c", "dqn"), default="ppo", help="stable-baselines3 algorithm")
+    p.add_argument("--steps", type=int, default=3000, help="environment steps, rounded up to whole rollouts "
+                   "(the run says when)")
+    p.add_argument("--envs", type=int, default=4, help="parallel environments")
     p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda[:N]")
-    p.add_argument("--out", default="runs/train", help="output folder (default runs/train)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="runs/train", help="output folder")
+    p.add_argument("--seed", type=int, default=0, help="seed of the policy and the environments")
+    p.add_argument("--baseline-episodes", type=int, default=200, metavar="N",
+                   help="episodes of the random-policy baseline drawn in the learning curve (0 skips it)")
     p.add_argument("--k", type=int, default=8, help="edit-choice: candidate edits (actions)")
     p.add_argument("--rounds", type=int, default=3, help="edit-choice: edits per episode")
     p.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, help="tokens: program length limit")
@@ -45,7 +63,9 @@ def run_train(args) -> int:
                    max_tokens=args.max_tokens, cache=not args.no_cache, subproc=args.subproc,
                    risk_seeking="auto" if args.risk_seeking is None else (args.risk_seeking or None),
                    elite="auto" if args.elite is None else args.elite,
-                   progress_bar=not args.no_progress and sys.stderr.isatty(), say=_say)
+                   progress_bar=not args.no_progress and sys.stderr.isatty(), say=_say,
+                   random_episodes=args.baseline_episodes,
+                   baseline_tick=None if args.no_progress else _bar("random-policy baseline"))
     if args.json:
         print(json.dumps(result.to_json(), indent=1))
     else:
@@ -60,11 +80,11 @@ def run_train(args) -> int:
 
 def configure_train_text(p) -> None:
     p.add_argument("--suite", default="sb3.synth", help="suite of single-shot tasks (default sb3.synth)")
-    p.add_argument("--iterations", type=int, default=20)
+    p.add_argument("--iterations", type=int, default=20, help="training iterations over the suite")
     p.add_argument("--group", type=int, default=8, help="completions sampled per task and iteration")
-    p.add_argument("--device", default="auto")
-    p.add_argument("--out", default="runs/text")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda[:N]")
+    p.add_argument("--out", default="runs/text", help="output folder")
+    p.add_argument("--seed", type=int, default=0, help="seed of the model and the sampling")
 
 
 def run_train_text(args) -> int:

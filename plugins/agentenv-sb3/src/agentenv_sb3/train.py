@@ -68,11 +68,14 @@ def wrapper_kwargs(wrapper: str, k: int = 8, rounds: int = 3, max_tokens: int = 
 
 # ---------------------------------------------------------------------------- baselines and evaluation
 
-def random_baseline(env, episodes: int, seed: int = 0) -> dict[str, float]:
-    """Mean episode reward and success rate of uniformly random actions."""
+def random_baseline(env, episodes: int, seed: int = 0, tick: Callable[[int, int], None] | None = None) -> dict[str, float]:
+    """Mean episode reward and success rate of uniformly random actions; ``tick(done, total)``
+    after each episode (a progress bar)."""
     rng = np.random.default_rng(seed)
     rewards, successes = [], []
     for i in range(episodes):
+        if tick is not None:
+            tick(i, episodes)
         env.reset(seed=seed + i)
         total, done, info = 0.0, False, {}
         while not done:
@@ -81,6 +84,8 @@ def random_baseline(env, episodes: int, seed: int = 0) -> dict[str, float]:
             done = term or trunc
         rewards.append(total)
         successes.append(float(info.get("success", False)))
+    if tick is not None:
+        tick(episodes, episodes)
     return {"episodes": episodes, "mean_reward": float(np.mean(rewards)), "success_rate": float(np.mean(successes))}
 
 
@@ -327,9 +332,13 @@ def train(suite: str | None = None, wrapper: str = "edit-choice", algo: str = "p
           max_tokens: int = DEFAULT_MAX_TOKENS, cache: bool = True, subproc: bool = False, progress_bar: bool = True,
           tensorboard: bool = True, random_episodes: int = 200, checkpoints: int = 4, plot: bool = True,
           curve_every: int | None = None, risk_seeking: float | str | None = "auto", elite: int | str = "auto",
-          say: Callable[[str], None] = print,
+          say: Callable[[str], None] = print, baseline_tick: Callable[[int, int], None] | None = None,
           **algo_kwargs: Any) -> TrainResult:
-    """Train *algo* on *suite* through *wrapper*; see the module docstring for what is written."""
+    """Train *algo* on *suite* through *wrapper*; see the module docstring for what is written.
+
+    SB3 trains in whole rollouts, so the number of steps run is *steps* rounded up to a multiple of
+    the rollout (``n_steps`` x *envs* for PPO/A2C, ``train_freq`` x *envs* for DQN); *say* is told
+    when that differs. *random_episodes* = 0 skips the random-policy baseline."""
     if wrapper not in WRAPPERS:
         raise TrainingError(f"--wrapper must be one of {', '.join(WRAPPERS)}, not {wrapper!r}")
     if algo not in ALGOS:
@@ -345,6 +354,8 @@ def train(suite: str | None = None, wrapper: str = "edit-choice", algo: str = "p
         raise TrainingError(f"--elite takes a count >= 0 and works with ppo or a2c, not {elite!r} with {algo}")
     if steps < 1 or envs < 1:
         raise TrainingError(f"--steps and --envs must be >= 1, not {steps} and {envs}")
+    if random_episodes < 0:
+        raise TrainingError(f"--baseline-episodes must be >= 0, not {random_episodes}")
     import stable_baselines3 as sb3
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
     from stable_baselines3.common.env_util import make_vec_env
@@ -390,7 +401,12 @@ def train(suite: str | None = None, wrapper: str = "edit-choice", algo: str = "p
     if checkpoints > 0:
         callbacks.append(CheckpointCallback(save_freq=max(steps // (checkpoints * envs), 1),
                                             save_path=os.path.join(out, "checkpoints"), name_prefix="model"))
-    say(f"training {algo.upper()} on {suite} ({len(tasks)} tasks, wrapper {wrapper}) for {steps} steps "
+    runs = steps_run(algo, params, steps, envs)
+    if runs != steps:
+        per = params.get("n_steps", params.get("train_freq"))
+        say(f"--steps {steps} is not a whole number of {algo.upper()} rollouts ({per} steps x {envs} env(s) = "
+            f"{per * envs}): training runs {runs} steps")
+    say(f"training {algo.upper()} on {suite} ({len(tasks)} tasks, wrapper {wrapper}) for {runs} steps "
         f"with {envs} env(s)")
     hits0, misses0 = CACHE.hits, CACHE.misses
     start = time.perf_counter()
@@ -419,8 +435,10 @@ def train(suite: str | None = None, wrapper: str = "edit-choice", algo: str = "p
 
     probe = make_wrapped_env(wrapper, suite, None, **kwargs)
     try:
-        say(f"random-policy baseline over {random_episodes} episodes ...")
-        baseline = random_baseline(probe, random_episodes, seed=seed + 10_000)
+        baseline: dict[str, float] = {}
+        if random_episodes:
+            say(f"random-policy baseline over {random_episodes} episodes (--baseline-episodes; 0 skips it)")
+            baseline = random_baseline(probe, random_episodes, seed=seed + 10_000, tick=baseline_tick)
         evaluation = evaluate_policy_per_task(model, probe, deterministic=True)
     finally:
         probe.close()
@@ -435,8 +453,18 @@ def train(suite: str | None = None, wrapper: str = "edit-choice", algo: str = "p
         plot_curve(os.path.join(out, "learning_curve.png"), curve, baseline, f"{algo.upper()} on {suite} ({wrapper})")
     say(f"done: {result.steps} steps in {seconds:.1f} s ({result.steps_per_s:.0f} steps/s on {dev}); "
         f"policy success rate {evaluation['success_rate']:.2f} (deterministic, every task), "
-        f"random {baseline['success_rate']:.2f}; wrote {out}")
+        + (f"random {baseline['success_rate']:.2f}" if baseline else "no random baseline") + f"; wrote {out}")
     return result
+
+
+def steps_run(algo: str, params: dict[str, Any], steps: int, envs: int) -> int:
+    """The environment steps SB3 runs for ``learn(total_timesteps=steps)``: it collects whole
+    rollouts, so *steps* rounds up to a multiple of one rollout."""
+    per = params.get("n_steps") if algo in ("ppo", "a2c") else params.get("train_freq", 4)
+    if not isinstance(per, int) or per < 1:  # e.g. DQN's train_freq=(1, "episode"): no fixed size
+        return steps
+    chunk = per * envs
+    return -(-steps // chunk) * chunk
 
 
 def _write_curve(path: str, curve: list[dict[str, float]]) -> None:
@@ -456,7 +484,8 @@ def plot_curve(path: str, curve: list[dict[str, float]], baseline: dict[str, flo
     xs = [p["steps"] for p in curve]
     for ax, key, label in ((axes[0], "mean_reward", "mean episode reward"), (axes[1], "success_rate", "success rate")):
         ax.plot(xs, [p[key] for p in curve], marker=".", label="policy")
-        ax.axhline(baseline[key], color="gray", linestyle="--", label="random policy")
+        if baseline:
+            ax.axhline(baseline[key], color="gray", linestyle="--", label="random policy")
         ax.set_xlabel("environment steps")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
