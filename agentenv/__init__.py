@@ -50,6 +50,7 @@ from ._sandbox import (  # noqa: E402
     SandboxBackend,
     SandboxRequest,
 )
+from ._sandbox_server import source as sandbox_server_source  # noqa: E402
 from ._spec import TaskSpec, load_task, parse_task, task_schema  # noqa: E402
 from ._reward import RewardResult, compute_reward  # noqa: E402
 from ._env import CodeText, CodingEnv, Measurements  # noqa: E402
@@ -110,6 +111,7 @@ __all__ = [
     "register_envs",
     "registry",
     "run_episode",
+    "sandbox_server_source",
     "task_schema",
 ]
 
