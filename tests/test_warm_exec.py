@@ -64,7 +64,7 @@ def request(workspace_dir=None, runtime=RUNTIME, **limits) -> SandboxRequest:
 
 @pytest.fixture(scope="module")
 def backend():
-    b = NamespaceBackend(pool_size=1)
+    b = NamespaceBackend(pool_size=1, warm=True)  # the host's Python has no pytest: "auto" would leave it cold
     yield b
     b.close()
 
@@ -137,7 +137,7 @@ def test_exit_status_output_errors_and_limits_behave_as_cold(box):
 
 class backend_for_limits:
     def __enter__(self):
-        self.backend = NamespaceBackend(pool_size=0)
+        self.backend = NamespaceBackend(pool_size=0, warm=True)
         self.box = self.backend.open(request(max_output_bytes=4096))
         return self.backend, self.box
 
@@ -249,3 +249,13 @@ def test_a_scored_pytest_episode_runs_warm_and_keeps_the_judge(monkeypatch):
 def test_rootless_sandboxes_say_why_they_start_cold(box):
     assert box.isolation.features["warm_start"].startswith("off: rootless")
     assert box.exec("python -c pass").start.startswith("cold: off: rootless")
+
+
+def test_by_default_only_runtimes_with_pytest_get_a_warm_interpreter():
+    b = NamespaceBackend(pool_size=0)
+    try:
+        with b.open(request()) as box:  # the host's Python, without pytest
+            assert box.isolation.features["warm_start"].startswith("off: "), box.isolation.features
+            assert box.exec("python -c pass").start.startswith("cold: off: ")
+    finally:
+        b.close()

@@ -13,6 +13,7 @@ mapped, is the caller's uid. See ``_nszygote.py`` for the process tree.
 from __future__ import annotations
 
 import fcntl
+import functools
 import glob
 import itertools
 import json
@@ -284,13 +285,16 @@ class NamespaceBackend(SandboxBackend):
             cls._availability = _probe()
         return cls._availability
 
-    def __init__(self, pool_size: int | None = None, *, cgroups: bool = True, warm: bool | None = None) -> None:
+    def __init__(self, pool_size: int | None = None, *, cgroups: bool = True, warm: bool | str | None = None) -> None:
         """*pool_size*: sandboxes kept set up in advance for each recently used configuration
         (default 1, or ``AGENTENV_NS_POOL``); 0 disables the warm pool. ``cgroups=False`` uses the
         rlimit fallback even where cgroups are writable (reported in ``isolation.warnings`` as usual).
         *warm*: each sandbox starts a warm interpreter of its runtime that Python commands fork
-        from (default on, or ``AGENTENV_NS_WARM``; see ``_nswarm.py``); it costs that interpreter's
-        memory per sandbox, counted in the sandbox's own memory limit."""
+        from (see ``_nswarm.py``). ``"auto"`` (the default, or ``AGENTENV_NS_WARM``): where the
+        runtime has pytest, whose start-up it saves (hundreds of ms a test run); a runtime without
+        it would pay more for the interpreter than one command saves. ``True``: any runtime with a
+        python; ``False``: never. It costs that interpreter's memory (and start-up CPU, in the
+        background for pooled sandboxes) per sandbox, counted in the sandbox's own limits."""
         ok = self.availability()
         if not ok.ok:
             raise BackendUnavailable(ok.reason)
@@ -306,7 +310,10 @@ class NamespaceBackend(SandboxBackend):
         self._cgroups = _Cgroups(probe=cgroups)
         self._zygote: _ZygoteClient | None = None
         self._pool_size = int(os.environ.get("AGENTENV_NS_POOL", "1")) if pool_size is None else pool_size
-        self._warm = os.environ.get(WARM_ENV, "1") not in ("0", "", "false", "no") if warm is None else warm
+        if warm is None:
+            setting = os.environ.get(WARM_ENV, "auto").lower()
+            warm = "auto" if setting == "auto" else setting not in ("0", "", "false", "no", "off")
+        self._warm = warm
         self._lock = threading.Lock()
         self._open: dict[str, NamespaceSandbox] = {}
         self._closed = False
@@ -403,6 +410,9 @@ class NamespaceBackend(SandboxBackend):
         """The warm interpreter's part of a sandbox configuration, or why there is none."""
         if not self._warm:
             return {"warm_off": f"turned off (NamespaceBackend(warm=False) or {WARM_ENV}=0)"}
+        if self._warm == "auto" and not _has_pytest(request.runtime.mounts):
+            return {"warm_off": f"the runtime has no pytest (NamespaceBackend(warm=True) or {WARM_ENV}=1 warms "
+                                "any Python runtime)"}
         if self._userns:
             return {"warm_off": "rootless mode: the user namespace maps one uid only, and a template under "
                                 "the commands' own uid would be within their reach"}
@@ -578,6 +588,14 @@ def _host_package_trees(mounts: Sequence[str]) -> list[str]:
         if not os.path.exists(os.path.join(mount, "pyvenv.cfg")):
             paths += glob.glob(os.path.join(mount, "lib", "python3*", "site-packages"))
     return sorted(set(paths))
+
+
+@functools.lru_cache(maxsize=256)
+def _has_pytest(mounts: tuple[str, ...]) -> bool:
+    """Whether a sandbox of these mounts sees pytest: in a venv (an interpreter prefix's own
+    site-packages is hidden, see _host_package_trees)."""
+    return any(os.path.exists(os.path.join(m, "pyvenv.cfg")) and
+               glob.glob(os.path.join(m, "lib", "python3*", "site-packages", "pytest", "__init__.py")) for m in mounts)
 
 
 def _which(name: str, path: str) -> str | None:
