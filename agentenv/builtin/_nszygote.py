@@ -441,10 +441,16 @@ class Init(Server):
                         os.close(sub)
                 elif stat.S_ISREG(st.st_mode):
                     fd = os.open(entry.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
-                    with os.fdopen(fd, "rb") as f:
-                        data = f.read()
-                    entries.append({"p": path, "k": "f", "o": len(blob), "n": len(data), **_meta(st)})
-                    blob.extend(data)
+                    try:
+                        offset = len(blob)
+                        while True:  # (the size may change under a writer that still runs)
+                            chunk = os.read(fd, max(st.st_size - (len(blob) - offset), 0) or 1 << 20)
+                            if not chunk:
+                                break
+                            blob.extend(chunk)
+                    finally:
+                        os.close(fd)
+                    entries.append({"p": path, "k": "f", "o": offset, "n": len(blob) - offset, **_meta(st)})
                     if len(blob) > SNAPSHOT_MAX:
                         raise OSError(errno.EFBIG, f"the workspace's changes exceed {SNAPSHOT_MAX >> 20} MiB")
                 elif stat.S_ISLNK(st.st_mode):
@@ -494,8 +500,15 @@ class Init(Server):
                             os.unlink(victim)
             elif kind == "f":
                 fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-                with os.fdopen(fd, "wb") as f:
-                    f.write(body[e["o"]:e["o"] + e["n"]])
+                try:
+                    view = memoryview(body)[e["o"]:e["o"] + e["n"]]
+                    while view:
+                        view = view[os.write(fd, view):]
+                    os.utime(fd, ns=(e["t"], e["t"]))
+                    os.fchmod(fd, e["m"])
+                finally:
+                    os.close(fd)
+                continue
             elif kind == "l":
                 os.symlink(e["target"], full)
             elif kind == "p":
