@@ -172,6 +172,10 @@ class Template:
 
     # ---- in B: become the command
     def run_command(self, raw, fds):
+        import time
+        deadline = time.monotonic() + 5
+        while os.getppid() != 1 and time.monotonic() < deadline:  # A is exiting: init becomes our parent
+            time.sleep(0.0001)
         req = json.loads(raw.decode("utf-8", "surrogateescape"))
         os.setresuid(self.uid, self.uid, self.uid)  # from here on, exactly a command's credentials
         stdin, stdout, stderr, status = fds
@@ -183,14 +187,23 @@ class Template:
         os.set_inheritable(status, False)
         os.closerange(3, status)  # the received fds, and anything else the template held
         os.closerange(status + 1, 1 << 16)
+        try:
+            plan = self._prepare(req)
+        except Exception as exc:  # whatever went wrong, the command still runs: cold
+            plan = "the warm start failed (%s: %s)" % (type(exc).__name__, exc)
+        if isinstance(plan, str):
+            return self._cold(req, status, plan)
+        os.write(status, b"warm")
+        os.close(status)
+        return self._run(plan)
+
+    def _prepare(self, req):
+        """Everything up to the command's first line of code; a string says why it must start cold."""
         _prctl(PR_SET_DUMPABLE, 1)  # as after an exec: a command may read its own /proc entries
         env = req["env"]
-        try:
-            import resource
-            for which, n in req.get("rlimits", ()):
-                resource.setrlimit(which, (n, n))
-        except (ImportError, OSError, ValueError):
-            return self._cold(req, status, "the command's resource limits could not be set")
+        import resource
+        for which, n in req.get("rlimits", ()):
+            resource.setrlimit(which, (n, n))
         try:
             os.chdir(req["cwd"])
         except OSError:
@@ -200,16 +213,14 @@ class Template:
             env["PWD"] = _dash_pwd(env.get("PWD"))
         plan = self._plan(req)
         if isinstance(plan, str):
-            return self._cold(req, status, plan)
+            return plan
         areas = _proc_self_areas(req["python"]["argv"], env)
         if isinstance(areas, str):
-            return self._cold(req, status, areas)
+            return areas
         self._become(req, plan)
         # after _become: glibc's environ no longer points into the original area
         _proc_self_write(areas, req["python"]["comm"])
-        os.write(status, b"warm")
-        os.close(status)
-        return self._run(plan)
+        return plan
 
     def _cold(self, req, status, why):
         """Start the command as init would have: the same argv, environment and signal dispositions."""
