@@ -669,22 +669,11 @@ def _walk(base, skip_pseudo):
 
 # --------------------------------------------------------------------------- stdio transport
 
-def serve_stdio(server_class=ContainerServer, root="/app", uid=None, gid=None):
-    """Serve requests read from stdin, replies to stdout, until stdin closes (a container's pid 1)."""
+def serve_stdio(read_exact, write, server_class=ContainerServer, root="/app"):
+    """Serve framed requests read with *read_exact(n)* (EOFError at the end), replies passed to
+    *write(bytes)*, until the stream ends: a container's pid 1 on its stdin and stdout."""
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    server = server_class(root, os.getuid() if uid is None else uid, os.getgid() if gid is None else gid)
-    inp, out = sys.stdin.buffer, sys.stdout.buffer
-
-    def read_exact(n):
-        chunks = []
-        while n:
-            chunk = inp.read(n)
-            if not chunk:
-                raise EOFError
-            chunks.append(chunk)
-            n -= len(chunk)
-        return b"".join(chunks)
-
+    server = server_class(root, os.getuid(), os.getgid())
     while True:
         try:
             hlen, blen = HEADER.unpack(read_exact(HEADER.size))
@@ -695,8 +684,7 @@ def serve_stdio(server_class=ContainerServer, root="/app", uid=None, gid=None):
         reply, data = server.handle(req, body)
         server.reap()
         h = json.dumps(reply).encode()
-        out.write(HEADER.pack(len(h), len(data)) + h + data)
-        out.flush()
+        write(HEADER.pack(len(h), len(data)) + h + data)
 
 
 def source():

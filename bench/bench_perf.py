@@ -38,6 +38,8 @@ import time
 
 import agentenv
 from agentenv import Limits, RuntimeEnv, SandboxRequest
+from agentenv._bench import uss_mb
+from bench_backends import pct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -64,11 +66,6 @@ def say(text: str) -> None:
 
 def progress(text: str) -> None:
     print(f"bench: {text}", file=sys.stderr, flush=True)
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 def stats(values: list[float]) -> dict:
@@ -279,16 +276,6 @@ def bench_startup(quick: bool) -> None:
 
 
 # --------------------------------------------------------------------------- density
-
-def uss_mb(pid: int) -> float:
-    total = 0
-    with open(f"/proc/{pid}/smaps_rollup") as f:
-        for line in f:
-            key, _, rest = line.partition(":")
-            if key in ("Private_Clean", "Private_Dirty"):
-                total += int(rest.split()[0])
-    return total / 1024
-
 
 def mem_available_mb() -> float:
     with open("/proc/meminfo") as f:

@@ -19,10 +19,10 @@ import types
 HEADER = struct.Struct("!II")
 
 
-def _exact(stream, n):
+def _exact(n):
     chunks = []
     while n:
-        chunk = stream.read(n)
+        chunk = sys.stdin.buffer.read(n)
         if not chunk:
             raise EOFError
         chunks.append(chunk)
@@ -30,17 +30,21 @@ def _exact(stream, n):
     return b"".join(chunks)
 
 
+def _write(data):
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
 def _reply(header):
     data = json.dumps(header).encode()
-    sys.stdout.buffer.write(HEADER.pack(len(data), 0) + data)
-    sys.stdout.buffer.flush()
+    _write(HEADER.pack(len(data), 0) + data)
 
 
 def main():
     try:
-        hlen, blen = HEADER.unpack(_exact(sys.stdin.buffer, HEADER.size))
-        header = json.loads(_exact(sys.stdin.buffer, hlen))
-        source = _exact(sys.stdin.buffer, blen)
+        hlen, blen = HEADER.unpack(_exact(HEADER.size))
+        header = json.loads(_exact(hlen))
+        source = _exact(blen)
     except EOFError:
         return
     if header.get("op") != "load":
@@ -54,7 +58,7 @@ def main():
         return
     sys.modules[server.__name__] = server
     _reply({"ok": True, "python": sys.version.split()[0]})
-    server.serve_stdio(server.ContainerServer, root=header.get("root", "/app"))
+    server.serve_stdio(_exact, _write, server.ContainerServer, root=header.get("root", "/app"))
 
 
 if __name__ == "__main__":
