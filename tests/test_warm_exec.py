@@ -259,3 +259,37 @@ def test_by_default_only_runtimes_with_pytest_get_a_warm_interpreter():
             assert box.exec("python -c pass").start.startswith("cold: off: ")
     finally:
         b.close()
+
+
+@pytest.mark.skipif(ROOTLESS, reason="no warm interpreter in rootless mode")
+def test_the_humaneval_judge_runs_warm_when_asked_and_judges_alike(monkeypatch):
+    starts = []
+    real_exec = namespace.NamespaceSandbox.exec
+
+    def recording(self, command, **kw):
+        result = real_exec(self, command, **kw)
+        starts.append(result.start)
+        return result
+
+    monkeypatch.setattr(namespace.NamespaceSandbox, "exec", recording)
+    problems = os.path.join(REPO, "tasks", "humaneval_mini", "problems")
+    task = os.path.join(problems, sorted(os.listdir(problems))[0])
+    rewards = {}
+    for warm in (True, False):
+        backend = NamespaceBackend(pool_size=0, warm=warm)
+        env = CodingEnv(task, backend=backend)
+        try:
+            reference = env.task.reference_files()
+            solution = next(iter(reference.values()))
+            solution = solution.decode() if isinstance(solution, bytes) else solution
+            prompt = env.task.execution_steps[0]["content"].replace("<model_generated_code>", "")
+            completion = solution[len(prompt):]
+            for name, code in (("right", completion), ("wrong", "    return None\n"), ("loops", "    while True: pass\n")):
+                env.reset()
+                rewards[warm, name] = env.step(code)[1]
+        finally:
+            env.close()
+            backend.close()
+    assert rewards == {(True, "right"): 1.0, (True, "wrong"): 0.0, (True, "loops"): 0.0,
+                       (False, "right"): 1.0, (False, "wrong"): 0.0, (False, "loops"): 0.0}, rewards
+    assert starts[:3] == ["warm"] * 3 and all(s.startswith("cold") for s in starts[3:]), starts
