@@ -6,7 +6,11 @@ unsafe; this small single-threaded interpreter forks sandboxes in about a millis
 Process tree of one sandbox::
 
     caller ──seqpacket──> zygote (this script, started once per backend)
-                            └── keeper (C1)   waits for init; PDEATHSIG: dies with the zygote
+                            └── keeper (C1)   waits for init; PDEATHSIG: dies with the zygote. With a
+                                  │           warm interpreter it is pid 1 of a pid namespace of its
+                                  │           own, around the sandbox's, and once init is set up it
+                                  │           execs the task's Python as the template that Python
+                                  │           commands fork from (see _WarmKeeper and _nswarm.py)
                                   └── init (C2) pid 1 of new pid/mount/net/ipc/uts namespaces;
                                         │       PDEATHSIG: dies with the keeper, taking the whole
                                         │       pid namespace (every orphan) with it. Root while it

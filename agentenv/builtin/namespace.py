@@ -48,8 +48,9 @@ _GRACE_S = 5.0  # how long past a command's own deadline the caller waits for in
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _ZYGOTE = os.path.join(_HERE, "_nszygote.py")
 _WARM = os.path.join(_HERE, "_nswarm.py")
-#: ``AGENTENV_NS_WARM=0`` turns the warm interpreters off (each sandbox then costs no template)
+#: where sandboxes get a warm interpreter: ``auto`` (runtimes with pytest, the default), ``1``, ``0``
 WARM_ENV = "AGENTENV_NS_WARM"
+_ETC_FILES = ("ld.so.cache", "ld.so.conf", "nsswitch.conf", "localtime", "mime.types")
 
 
 def zygote_program() -> bytes:
@@ -67,7 +68,6 @@ def zygote_program() -> bytes:
         f"exec(compile({text(_ZYGOTE)!r}, 'agentenv-zygote', 'exec'), "
         f"{{'__name__': '__main__', 'WARM_SOURCE': {text(_WARM)!r}}})\n"
     ).encode()
-_ETC_FILES = ("ld.so.cache", "ld.so.conf", "nsswitch.conf", "localtime", "mime.types")
 
 
 def _probe() -> Availability:
