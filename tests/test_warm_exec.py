@@ -210,7 +210,7 @@ def test_the_template_is_out_of_the_commands_reach(box):
     """)])
     assert attack.stdout == "True\n[] -1 1\n", attack
     assert box.exec("python -c 'print(7)'").stdout == "7\n"
-    assert _status(template)["State"].startswith("S")  # still there, still serving
+    assert _status(template)["State"][0] in "SR"  # still there, still serving (not a zombie)
 
 
 @pytest.mark.skipif(ROOTLESS, reason="no warm interpreter in rootless mode")
