@@ -208,7 +208,10 @@ def docker_backend():
 
 def time_to_interactive(backend, request) -> float:
     start = time.perf_counter()
-    box = backend.open(request)
+    try:
+        box = backend.open(request)
+    except agentenv.SandboxError as exc:  # counted, and said, by the caller
+        return exc
     try:
         result = box.exec(["true"])
     finally:
@@ -216,6 +219,14 @@ def time_to_interactive(backend, request) -> float:
         box.close()
     assert result.exit_code == 0, result
     return elapsed
+
+
+def ok(samples: list, name: str) -> list[float]:
+    """The times of the opens that worked; the failures are said (a backend may refuse a burst)."""
+    failed = [s for s in samples if isinstance(s, Exception)]
+    if failed:
+        say(f"  {name}: {len(failed)} of {len(samples)} opens failed, e.g. {str(failed[0])[:160]}")
+    return [s for s in samples if not isinstance(s, Exception)] or [float("nan")]
 
 
 def bench_startup(quick: bool) -> None:
@@ -240,11 +251,9 @@ def bench_startup(quick: bool) -> None:
         try:
             time_to_interactive(backend, request)  # images, pools, zygote: the steady state
             time.sleep(1.0)
-            seq = []
-            for i in range(n):
-                seq.append(time_to_interactive(backend, request))
-            figures[f"{name}, sequential"] = stats(seq)
-            row(f"{name}, sequential", stats(seq))
+            seq = [time_to_interactive(backend, request) for _ in range(n)]
+            figures[f"{name}, sequential"] = stats(ok(seq, name))
+            row(f"{name}, sequential", stats(ok(seq, name)))
             progress(f"{name}: staggered")
             stag = []
             with concurrent.futures.ThreadPoolExecutor(max_workers=32) as pool:
@@ -252,7 +261,7 @@ def bench_startup(quick: bool) -> None:
                 for i in range(n):
                     futures.append(pool.submit(time_to_interactive, backend, request))
                     time.sleep(0.05)
-                stag = [f.result() for f in futures]
+                stag = ok([f.result() for f in futures], name)
             figures[f"{name}, staggered (one open every 50 ms)"] = stats(stag)
             row(f"{name}, staggered (one open every 50 ms)", stats(stag))
             progress(f"{name}: burst of {burst}")
@@ -265,7 +274,7 @@ def bench_startup(quick: bool) -> None:
 
             start = time.perf_counter()
             with concurrent.futures.ThreadPoolExecutor(max_workers=burst) as pool:
-                got = list(pool.map(lambda _: one(), range(burst)))
+                got = ok(list(pool.map(lambda _: one(), range(burst))), name)
             total = time.perf_counter() - start
             figures[f"{name}, burst of {burst} at once"] = {**stats(got), "all_done_s": total}
             row(f"{name}, burst of {burst} at once (all done in {total:.1f} s)", stats(got))
