@@ -133,6 +133,8 @@ def test_exit_status_output_errors_and_limits_behave_as_cold(box):
         assert slow.timed_out and slow.start == "warm"
         after = small.exec("python -c 'print(42)'")  # the kill of every command spared the template
         assert after.stdout == "42\n" and after.start == "warm", after
+        capped = small.exec("python -c 'print(\"y\" * 10000)'")
+        assert capped.start == "warm" and capped.output_truncated and len(capped.stdout) < 4200, capped
 
 
 class backend_for_limits:
