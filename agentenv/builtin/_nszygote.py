@@ -640,6 +640,8 @@ class Init(Server):
             os.close(status_w)
         if "pid" not in reply:
             os.close(status_r)
+            if str(reply.get("error", "")).startswith("fork failed"):  # out of pids for now: this command only
+                return f"the warm interpreter could not fork ({reply['error']})"
             self._drop_template(f"the warm interpreter failed: {reply.get('error')}")
             return self.template["why"]
         return int(reply["pid"]), status_r
