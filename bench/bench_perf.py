@@ -409,7 +409,7 @@ def run_harness(problems: str, tmp: str) -> float:
 def imported_suite(tmp: str) -> str:
     problems = humaneval_data(tmp)
     suite = os.path.join(tmp, "humaneval")
-    subprocess.run([os.path.join(VENV_BIN, "agentenv"), "import", "humaneval", problems, suite], check=True,
+    subprocess.run([os.path.join(VENV_BIN, "agentenv"), "import", "humaneval", problems, "--out", suite], check=True,
                    capture_output=True, timeout=600)
     return suite
 
