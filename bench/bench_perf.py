@@ -368,22 +368,10 @@ def run_agentenv_eval(suite: str, workers: int, out: str, warm: str = "auto") ->
                    env={**os.environ, "AGENTENV_NS_WARM": warm})
     with open(os.path.join(out, "results.json")) as f:
         results = json.load(f)
-    wall = _find(results, "wall_time_s")
-    solved = _find(results, "pass@1")
-    if solved is not None and solved < 0.999:
-        raise SystemExit(f"bench: agentenv eval solved only {solved} of the canonical solutions; see {out}")
-    return float(wall)
-
-
-def _find(doc, key):
-    if isinstance(doc, dict):
-        if key in doc and not isinstance(doc[key], (dict, list)):
-            return doc[key]
-        for value in doc.values():
-            got = _find(value, key)
-            if got is not None:
-                return got
-    return None
+    solved = results["overall"]["pass_at_k"]["1"]
+    if solved is None or solved < 0.999:
+        raise SystemExit(f"bench: agentenv eval solved {solved} of the canonical solutions; see {out}")
+    return float(results["wall_time_s"])
 
 
 def run_harness(problems: str, tmp: str) -> float:
