@@ -167,13 +167,21 @@ def bench_fork(quick: bool) -> None:
         forks, opens, cpu = [], [], []
         for i in range(n):
             time.sleep(0.1)  # the pool refills between forks, as between an RL loop's resets
-            before = cpu_ms(parent.init_pid)
             start = time.perf_counter()
             child = parent.fork()
             forks.append((time.perf_counter() - start) * 1000)
-            cpu.append(cpu_ms(parent.init_pid) - before + cpu_ms(child.init_pid))  # both inits' work
             assert len(child.list_files()) == 65
             child.close()
+            # the same steps by hand, to read the CPU time the two inits spend on them
+            time.sleep(0.1)
+            before = cpu_ms(parent.init_pid)
+            reply, data = parent._call({"op": "snapshot"})
+            spent = cpu_ms(parent.init_pid) - before
+            other = backend.open(request)
+            before = cpu_ms(other.init_pid)
+            other._call({"op": "restore", "entries": reply["entries"]}, data)
+            cpu.append(spent + cpu_ms(other.init_pid) - before)
+            other.close()
             time.sleep(0.1)
             start = time.perf_counter()
             other = backend.open(request)
@@ -182,7 +190,7 @@ def bench_fork(quick: bool) -> None:
         parent.close()
         RESULTS["fork"] = {"fork": stats(forks), "open": stats(opens), "init_cpu_ms_mean": statistics.mean(cpu)}
         row("fork (snapshot + open from the pool + restore)", stats(forks))
-        say(f"  CPU of the two inits per fork (snapshot + restore; 10 ms ticks, averaged): {statistics.mean(cpu):.1f} ms")
+        say(f"  CPU time of the snapshot and the restore (both inits; clock ticks, averaged): {statistics.mean(cpu):.1f} ms")
         row("open alone (from the pool), for reference", stats(opens))
         p50 = statistics.median(forks)
         say(f"  target: fork with a 1 MB change set <= 10 ms: {'met' if p50 <= 10 else 'MISSED'} ({p50:.1f} ms)")
