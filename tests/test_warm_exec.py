@@ -167,7 +167,8 @@ def test_nothing_one_command_changes_reaches_the_next(box):
 def test_commands_that_need_the_shell_or_other_programs_start_cold(box):
     for command, why in [("true", "not the runtime's python"), ("python -c pass; true", "shell syntax"),
                          ("python -X dev -c pass", "interpreter option -X"),
-                         ("FOO=1 python -c pass", "shell syntax")]:
+                         ("FOO=1 python -c pass", "shell syntax"),
+                         ("python -c pass " + "x" * 40000, "longer than the warm interpreter's")]:
         result = box.exec(command)
         assert result.ok and result.start.startswith("cold") and (ROOTLESS or why in result.start), result
     tuned = box.exec("python -c pass", env={"PYTHONHASHSEED": "0"})  # the template's hash seed is its own

@@ -576,6 +576,8 @@ class Init(Server):
 
     def warm_plan(self, argv: list, env: dict) -> tuple[dict | None, str]:
         """The interpreter command line a warm start would serve *argv* with, or (None, why not)."""
+        if sum(len(a) for a in argv) > WARM_RESERVE:  # (before any parsing: a command may be 100 MB)
+            return None, f"the command line is longer than the warm interpreter's {WARM_RESERVE >> 10} KiB"
         shell = len(argv) == 3 and argv[1] == "-c" and os.path.basename(argv[0]) in ("sh", "dash", "bash")
         if shell:
             if os.path.basename(os.path.realpath(argv[0])) != "dash":
