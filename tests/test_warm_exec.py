@@ -182,6 +182,7 @@ def _status(pid: int) -> dict:
 
 @pytest.mark.skipif(ROOTLESS, reason="no warm interpreter in rootless mode")
 def test_the_template_is_out_of_the_commands_reach(box):
+    assert box.exec("python -c pass").start == "warm"  # the template is up
     # the template is the sandbox's keeper: init's parent, pid 1 of a namespace above the sandbox's
     template = int(_status(box.init_pid)["PPid"])
     status = _status(template)
@@ -296,3 +297,14 @@ def test_the_humaneval_judge_runs_warm_when_asked_and_judges_alike(monkeypatch):
     assert rewards == {(True, "right"): 1.0, (True, "wrong"): 0.0, (True, "loops"): 0.0,
                        (False, "right"): 1.0, (False, "wrong"): 0.0, (False, "loops"): 0.0}, rewards
     assert starts[:3] == ["warm"] * 3 and all(s.startswith("cold") for s in starts[3:]), starts
+
+
+@pytest.mark.skipif(ROOTLESS, reason="no warm interpreter in rootless mode")
+def test_a_planted_user_site_reaches_cold_starts_only_as_it_would_anyway(box):
+    site = f"/tmp/.local/lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages"
+    assert box.exec(f"mkdir -p {site} && echo 'import os; os.environ[\"PLANTED\"] = \"yes\"' > {site}/x.pth").ok
+    probe = "python {}-c 'import os; print(os.environ.get(\"PLANTED\"))'"
+    with_site = box.exec(probe.format(""))
+    assert with_site.start.startswith("cold: a user site") and with_site.stdout == "yes\n", with_site
+    without = box.exec(probe.format("-s "))  # the template itself never read it
+    assert without.start == "warm" and without.stdout == "None\n", without

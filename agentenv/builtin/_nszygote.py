@@ -606,8 +606,9 @@ class Init(Server):
         return None, f"{prog} is not the runtime's python"
 
     def spawn(self, argv, env, cwd, stdin, stdout, stderr, req):
-        why = self._template_ready()
         plan = None
+        # Every command waits until the template is ready (or gone): none runs while it starts up.
+        why = self._template_ready()
         if why is None:
             plan, why = self.warm_plan(argv, env)
         if plan is not None:
@@ -1019,6 +1020,7 @@ class _WarmKeeper:
         os.chdir("/")  # the sandbox's root: init's pivot_root moved the namespace's root under us
         env = dict(self.env)
         env["AGENTENV_WARM_PAD"] = " " * WARM_RESERVE
+        env["PYTHONNOUSERSITE"] = "1"  # never /tmp/.local: each command's own start-up decides about it
         argv = [self.python, "-c", WARM_LOADER, " " * WARM_RESERVE]
         os.dup2(self.channel.fileno(), 3)
         null = os.open("/dev/null", os.O_RDWR)
