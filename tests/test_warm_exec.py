@@ -308,3 +308,19 @@ def test_a_planted_user_site_reaches_cold_starts_only_as_it_would_anyway(box):
     assert with_site.start.startswith("cold: a user site") and with_site.stdout == "yes\n", with_site
     without = box.exec(probe.format("-s "))  # the template itself never read it
     assert without.start == "warm" and without.stdout == "None\n", without
+
+
+@pytest.mark.skipif(ROOTLESS, reason="no warm interpreter in rootless mode")
+def test_an_unusable_template_leaves_the_sandbox_working_cold(backend):
+    odd = RuntimeEnv("python3", RUNTIME.mounts, {**RUNTIME.env, "PYTHONPATH": "relative/dir"})
+    with backend.open(request(runtime=odd)) as box:
+        for _ in range(3):  # the template gave up, and stays: it is the keeper the sandbox lives by
+            result = box.exec("python -c 'print(5)'")
+            assert result.stdout == "5\n" and result.start.startswith("cold: the warm interpreter is unusable"), result
+        # a workspace on the runtime's PYTHONPATH is fine: it is checked per command, never imported from
+    ws = RuntimeEnv("python3", RUNTIME.mounts, {**RUNTIME.env, "PYTHONPATH": "/app"})
+    with backend.open(request(runtime=ws)) as box:
+        assert box.exec("python -c pass").start == "warm"
+        box.write_file("json.py", b"print('workspace json')\n")
+        shadowed = box.exec("python -c 'import json'", cwd="/tmp")
+        assert shadowed.start.startswith("cold: json.py in /app") and shadowed.stdout == "workspace json\n"

@@ -78,7 +78,7 @@ class Template:
             self.why_not = "sys.path does not start as expected: %r" % sys.path[:4]
         else:
             self.rest = sys.path[1 + len(pythonpath):]
-            for entry in pythonpath + self.rest:
+            for entry in self.rest:
                 try:
                     st = os.statvfs(entry)
                 except OSError:
@@ -88,7 +88,14 @@ class Template:
                 if not st.f_flag & os.ST_RDONLY:
                     self.why_not = "sys.path entry %s is on a writable mount" % entry
         if self.why_not is None:
-            self._preload()
+            # The runtime's own PYTHONPATH entries (a workspace, say) may be writable: nothing is
+            # imported from them here, and each command checks them for shadowing modules.
+            full = list(sys.path)
+            sys.path[:] = self.rest
+            try:
+                self._preload()
+            finally:
+                sys.path[:] = full
         self.channel.send(json.dumps({"ready": self.why_not is None, "why": self.why_not,
                                       "modules": len(sys.modules), "python": sys.version.split()[0]}).encode())
 
@@ -137,7 +144,7 @@ class Template:
             except InterruptedError:
                 continue
             if n == 0:
-                os._exit(0)
+                _outlive_init()
             fds = []
             for level, kind, data in anc:
                 if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
@@ -400,6 +407,18 @@ class Template:
             sys.excepthook(type(exc), exc.with_traceback(tb), tb)
             status, sigint = 1, isinstance(exc, KeyboardInterrupt)
         _finalize(status, sigint)
+
+
+def _outlive_init():
+    """Init closed the channel (it died, or gave the template up): wait for init, then go. The
+    template is pid 1 of the namespace around the sandbox's: its exit would end the sandbox."""
+    while True:
+        try:
+            os.wait()
+        except ChildProcessError:
+            os._exit(0)
+        except InterruptedError:
+            continue
 
 
 def _exit_status(exc):
