@@ -249,10 +249,16 @@ def test_a_scored_pytest_episode_runs_warm_and_keeps_the_judge(monkeypatch):
         backend.close()
 
 
-@pytest.mark.skipif(not ROOTLESS, reason="checks what a rootless sandbox reports")
-def test_rootless_sandboxes_say_why_they_start_cold(box):
-    assert box.isolation.features["warm_start"].startswith("off: rootless")
-    assert box.exec("python -c pass").start.startswith("cold: off: rootless")
+def test_rootless_and_rlimit_sandboxes_say_why_they_have_no_warm_interpreter(backend):
+    request_ = request()
+    rootless, backend._userns = backend._userns, {"uid": 1000, "gid": 1000}
+    try:  # (CI runs as root: what a rootless backend decides, without a rootless backend)
+        assert backend._warm_config(request_, True)["warm_off"].startswith("rootless mode")
+    finally:
+        backend._userns = rootless
+    if not ROOTLESS:
+        assert backend._warm_config(request_, False)["warm_off"].startswith("rlimit fallback")
+        assert "warm" in backend._warm_config(request_, True)
 
 
 def test_by_default_only_runtimes_with_pytest_get_a_warm_interpreter():
