@@ -86,6 +86,7 @@ from ._extension import (  # noqa: E402
 from ._plugins import PluginInfo, PluginManager, Registry, get_plugin_manager, registry  # noqa: E402
 from ._schema import load_task, parse_task, task_schema, task_warnings  # noqa: E402
 from ._suites import Suite, find_suite, installed_suites, read_suite, task_files  # noqa: E402
+from ._sandbox_server import source as sandbox_server_source  # noqa: E402
 from ._reward import RewardResult, compute_reward  # noqa: E402
 from ._curriculum import (  # noqa: E402
     CALIBRATION_FILE,
@@ -245,6 +246,7 @@ __all__ = [
     "resolve_task",
     "rollout_job",
     "run_episode",
+    "sandbox_server_source",
     "sdist_files",
     "task_deadlines",
     "task_files",

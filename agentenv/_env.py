@@ -271,6 +271,20 @@ class CodingEnv(gym.Env):
         self._close_sandbox()
         self._closed = True
 
+    def fork(self) -> "CodingEnv":
+        """A new environment whose episode continues from this one's current state (GRPO from a
+        mid-episode state, tree search, best-of-N repair): same task, round, scored runs and score,
+        and a sandbox branched from this one's (``Sandbox.fork``: the workspace's changes are copied,
+        running processes and /tmp are not). The two episodes then go on independently; close both."""
+        if self._done or self._sandbox is None:
+            raise gym.error.ResetNeeded("fork() branches an episode in progress: call reset() first")
+        child = copy.copy(self)
+        child._sandbox = self._sandbox.fork()
+        child._runs = copy.deepcopy(self._runs)
+        child._np_random = copy.deepcopy(self._np_random)
+        child._episode = uuid.uuid4().hex[:12]
+        return child
+
     # ------------------------------------------------------------------ the two modes
     def _step_single_shot(self, action: Any, info: dict[str, Any]):
         if not isinstance(action, str):

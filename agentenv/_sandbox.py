@@ -15,6 +15,7 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, Sequence
 
+from ._errors import SandboxError
 from ._spec import DEFAULT_ROOT, Limits
 #: the unprivileged user (and group) that runs commands and owns the workspace in a sandbox
 SANDBOX_UID = 65534
@@ -74,6 +75,9 @@ class ExecResult:
     oom_killed: bool = False
     output_truncated: bool = False
     artifacts: Mapping[str, bytes] = field(default_factory=dict, compare=False)  # files collected after the run
+    #: how the command started: "warm" (forked from the sandbox's warm interpreter), "cold" or
+    #: "cold: <why not warm>"; "" where the backend does not say
+    start: str = field(default="", compare=False)
 
     @property
     def ok(self) -> bool:
@@ -114,7 +118,8 @@ class Sandbox(abc.ABC):
     root: str
     isolation: Isolation
     #: optional features; "pipes": ``exec(..., pipes=[paths])`` creates each path as a named pipe
-    #: before the command and returns everything written to it during the command in ``artifacts``
+    #: before the command and returns everything written to it during the command in ``artifacts``;
+    #: "fork": :meth:`fork` branches the sandbox
     capabilities: frozenset[str] = frozenset()
 
     @abc.abstractmethod
@@ -175,6 +180,12 @@ class Sandbox(abc.ABC):
     def alive(self) -> bool:
         """False once closed or once the sandbox died."""
 
+    def fork(self) -> "Sandbox":
+        """A new sandbox whose workspace starts as this one's is now (capability "fork"): the
+        changes made to the workspace are copied, the task's files shared; processes, /tmp and
+        anything else outside the workspace are not carried over. The two then diverge."""
+        raise SandboxError(f"{type(self).__name__} cannot fork (no 'fork' capability)")
+
     def resolve(self, path: str) -> str:
         """Absolute sandbox path for *path*; relative paths are taken from ``root``."""
         return posixpath.normpath(posixpath.join(self.root, path))
@@ -222,7 +233,7 @@ class AgentSandbox(Sandbox):
             stdout=data[:o].decode("utf-8", "replace"), stderr=data[o:o + e].decode("utf-8", "replace"),
             wall_ms=reply["wall_ms"], cpu_ms=reply["cpu_ms"], peak_memory_mb=reply["peak_memory_mb"],
             timed_out=reply["timed_out"], oom_killed=reply["oom_killed"], output_truncated=reply["truncated"],
-            artifacts=artifacts)
+            artifacts=artifacts, start=reply.get("start", ""))
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ PACKAGE = os.path.dirname(os.path.abspath(agentenv.__file__))
 ROOT = os.path.dirname(PACKAGE)
 
 #: the kernel, bottom first: a module may import only modules listed before it
-KERNEL = ("_errors", "_paths", "_scheduler", "_concurrency", "_sources", "_spec", "_sandbox", "_workspace",
+KERNEL = ("_sandbox_server", "_errors", "_paths", "_scheduler", "_concurrency", "_sources", "_spec", "_sandbox", "_workspace",
           "_extension", "hookspecs", "_plugins", "_schema", "_suites", "_reward", "_curriculum", "_trajectory",
           "_backends", "_scoring", "_env", "_chat", "_async", "_episode", "_registration", "_rollout", "_cli", "wrappers",
           "testing", "__init__", "__main__")
@@ -83,7 +83,7 @@ def test_the_kernel_is_stacked_in_one_direction():
 
 
 #: built-in files that agentenv never imports: programs that run inside a sandbox (standard library only)
-SANDBOX_PROGRAMS = ("agentenv.builtin._nszygote", "agentenv.builtin._pytest_judge")
+SANDBOX_PROGRAMS = ("agentenv.builtin._nszygote", "agentenv.builtin._nswarm", "agentenv.builtin._pytest_judge")
 
 
 def _builtin_modules():
@@ -167,7 +167,7 @@ def test_public_classes_and_functions_carry_docstrings():
 def test_modes_are_named_constants_not_bare_strings():
     offenders = []
     for path in _package_files():
-        if path.endswith(("_spec.py", "_nszygote.py", "_pytest_judge.py")):
+        if path.endswith(("_spec.py", "_nszygote.py", "_nswarm.py", "_pytest_judge.py", "_sandbox_server.py")):
             continue
         for node in ast.walk(ast.parse(open(path).read())):
             if isinstance(node, ast.Compare) and any(isinstance(c, ast.Constant) and c.value in ("single_shot", "agentic")

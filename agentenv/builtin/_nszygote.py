@@ -6,7 +6,11 @@ unsafe; this small single-threaded interpreter forks sandboxes in about a millis
 Process tree of one sandbox::
 
     caller ──seqpacket──> zygote (this script, started once per backend)
-                            └── keeper (C1)   waits for init; PDEATHSIG: dies with the zygote
+                            └── keeper (C1)   waits for init; PDEATHSIG: dies with the zygote. With a
+                                  │           warm interpreter it is pid 1 of a pid namespace of its
+                                  │           own, around the sandbox's, and once init is set up it
+                                  │           execs the task's Python as the template that Python
+                                  │           commands fork from (see _WarmKeeper and _nswarm.py)
                                   └── init (C2) pid 1 of new pid/mount/net/ipc/uts namespaces;
                                         │       PDEATHSIG: dies with the keeper, taking the whole
                                         │       pid namespace (every orphan) with it. Root while it
@@ -48,11 +52,6 @@ PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
 PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine, 155)
-MAX_READ = 64 << 20
-# Python ignores these; a command must start with the defaults (``yes | head`` ends by SIGPIPE)
-_DEFAULT_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT)
-HEADER = struct.Struct("!II")
-_PSEUDO_FS = ("/proc", "/sys", "/dev")  # file requests never resolve into these
 # The pool refills once no sandbox was opened for this long: opens that come in a burst (a vector
 # env resetting) are not held up by a set-up between them, and the set-up, which briefly blocks
 # the zygote and takes CPU, stays out of the first commands of the sandbox just handed out.
@@ -62,6 +61,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
 _libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
 _libc.unshare.argtypes = [ctypes.c_int]
+_libc.setns.argtypes = [ctypes.c_int, ctypes.c_int]
 _libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
 _libc.capset.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
 _libc.sethostname.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
@@ -219,38 +219,32 @@ def enter_user_namespace(uid: int, host_uid: int, gid: int, host_gid: int) -> No
         f.write(f"{gid} {host_gid} 1")
 
 
-# --------------------------------------------------------------------------- framing
+try:  # imported by the backend (as agentenv.builtin._nszygote)
+    from agentenv._sandbox_server import DEFAULT_SIGNALS, HEADER, MAX_READ, Server, recv_msg, send_msg, which
+except ImportError:  # run as the zygote script: the backend loaded the server's source first
+    from agentenv_sandbox_server import DEFAULT_SIGNALS, HEADER, MAX_READ, Server, recv_msg, send_msg, which
 
-def send_msg(sock: socket.socket, header: dict, body: bytes = b"") -> None:
-    h = json.dumps(header).encode()
-    sock.sendall(HEADER.pack(len(h), len(body)) + h + body)
-
-
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
-    chunks, got = [], 0
-    while got < n:
-        chunk = sock.recv(min(n - got, 1 << 20))
-        if not chunk:
-            raise EOFError("peer closed")
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
-
-
-def recv_msg(sock: socket.socket) -> tuple[dict, bytes]:
-    hlen, blen = HEADER.unpack(_recv_exact(sock, HEADER.size))
-    header = json.loads(_recv_exact(sock, hlen))
-    return header, _recv_exact(sock, blen) if blen else b""
-
-
+#: real and saved uid of a sandbox's warm interpreter: no command (uid SANDBOX in all three slots)
+#: may signal or trace a process whose real and saved uid are another user's
+TEMPLATE_UID = 65533
+#: bytes the warm interpreter reserves for a command's argv and environment (/proc/self/cmdline)
+WARM_RESERVE = 32 << 10
+WARM_SOURCE = globals().get("WARM_SOURCE")  # set by the backend's loader; None when imported
+WARM_LOADER = ("import sys;B=frozenset(sys.modules);import socket;s=socket.socket(fileno=3);"
+               "g={'__name__':'agentenv_warm','__builtins__':__builtins__};"
+               "exec(compile(s.recv(1<<20),'agentenv-warm','exec'),g);g['main'](s,B)")
+# characters a shell treats specially outside quotes: such a command line is left to the shell
+_SHELL_SPECIAL = set("$`\\;&|<>(){}*?[]!#~\n\r\t\"'")
 # --------------------------------------------------------------------------- init (pid 1)
 
-class Init:
-    def __init__(self, ctl: socket.socket, cfg: dict):
+class Init(Server):
+    def __init__(self, ctl: socket.socket, cfg: dict, warm: tuple[socket.socket, int] | None = None):
+        super().__init__(cfg["root"], cfg["uid"], cfg["uid"], cfg["limits"])
         self.ctl, self.cfg = ctl, cfg
-        self.uid = self.gid = cfg["uid"]
-        self.root = cfg["root"]
+        self.watch = ctl
         self.oom_fd: int | None = None
+        self.warm = warm  # the template's channel, and the pipe that starts it (the keeper's side)
+        self.template: dict | None = None  # the warm interpreter: socket, state
         self.features: dict[str, object] = {}
         self.warnings: list[str] = list(cfg.get("warnings", ()))
         self.spawn_rlimits: list[tuple[int, int]] = []
@@ -309,6 +303,8 @@ class Init:
         if self.rootless:  # the agent may not make a user namespace of its own to regain capabilities
             with open("/proc/sys/user/max_user_namespaces", "w") as f:
                 f.write("0")
+        # the writable layer stays reachable to init alone (fork snapshots it), through this fd
+        self.upper_fd = os.open("/.agentenv/upper", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         _check(_libc.umount2(b"/.agentenv", MNT_DETACH), "hide workspace layers")
         mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
         self._loopback_up()
@@ -319,6 +315,7 @@ class Init:
         self.features.update({"pid": "namespace", "mount": "namespace", "ipc": "namespace",
                               "uts": "namespace", "network": "namespace (loopback only)", "user": user})
         self.features.update(cfg.get("limit_features", {}))
+        self._start_template()
         self._drop_privileges()
         self._seccomp()
 
@@ -426,53 +423,233 @@ class Init:
         finally:
             s.close()
 
-    # ---- the request loop
-    def serve(self) -> None:
-        send_msg(self.ctl, {"ready": True, "features": self.features, "warnings": self.warnings})
-        while True:
-            try:
-                req, body = recv_msg(self.ctl)
-            except (EOFError, ConnectionError):
-                os._exit(0)
-            try:
-                reply, data = getattr(self, "op_" + req["op"])(req, body)
-            except OSError as exc:
-                reply, data = {"error": exc.__class__.__name__, "errno": exc.errno, "message": str(exc)}, b""
-            except Exception as exc:  # report, never die: the caller decides
-                reply, data = {"error": "RuntimeError", "message": f"{type(exc).__name__}: {exc}"}, b""
-            self._reap()
-            send_msg(self.ctl, reply, data)
+    # ---- fork: the workspace's writable layer, copied into another sandbox
+    def op_snapshot(self, req, body):
+        """The workspace's changes: every entry of the overlay's writable layer (files with their
+        bytes, links, directories with the names the merged view lists, so that deletions and
+        replaced directories carry over), read through init's fd of that layer, never followed."""
+        entries: list[dict] = []
+        blob = bytearray()
 
-    def _reap(self) -> None:
-        while True:
-            try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
+        def walk(dfd: int, rel: str) -> None:
+            merged = os.path.join(self.root, rel) if rel else self.root
+            entries.append({"p": rel, "k": "d", "names": sorted(os.listdir(merged)), **_meta(os.fstat(dfd))})
+            for entry in sorted(os.scandir(dfd), key=lambda e: e.name):
+                st = entry.stat(follow_symlinks=False)
+                path = f"{rel}/{entry.name}" if rel else entry.name
+                if stat.S_ISDIR(st.st_mode):
+                    sub = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+                    try:
+                        walk(sub, path)
+                    finally:
+                        os.close(sub)
+                elif stat.S_ISREG(st.st_mode):
+                    fd = os.open(entry.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+                    try:
+                        offset = len(blob)
+                        while True:  # (the size may change under a writer that still runs)
+                            chunk = os.read(fd, max(st.st_size - (len(blob) - offset), 0) or 1 << 20)
+                            if not chunk:
+                                break
+                            blob.extend(chunk)
+                    finally:
+                        os.close(fd)
+                    entries.append({"p": path, "k": "f", "o": offset, "n": len(blob) - offset, **_meta(st)})
+                    if len(blob) > SNAPSHOT_MAX:
+                        raise OSError(errno.EFBIG, f"the workspace's changes exceed {SNAPSHOT_MAX >> 20} MiB")
+                elif stat.S_ISLNK(st.st_mode):
+                    entries.append({"p": path, "k": "l", "target": os.readlink(entry.name, dir_fd=dfd)})
+                elif stat.S_ISFIFO(st.st_mode):
+                    entries.append({"p": path, "k": "p", **_meta(st)})
+                # a whiteout (0/0 device) is a deletion: its directory's names say so; sockets are not files
 
-    def _kill_all(self) -> None:
-        """Kill every process but init, and reap them all before the next command starts.
+        if getattr(self, "upper_fd", None) is None:
+            raise OSError(errno.ENOTSUP, "this sandbox keeps no workspace layer")
+        top = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=self.upper_fd)
+        try:
+            walk(top, "")
+        finally:
+            os.close(top)
+        return {"entries": entries}, bytes(blob)
 
-        One ``kill(-1)`` misses what a fork bomb forks while the kernel walks the process list,
-        and a killed process holds its pid (and its place under ``pids.max``) until reaped. Every
-        process of the namespace descends from init, so "init has no children" means none is left.
-        """
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
+    def op_restore(self, req, body):
+        """Lay a snapshot's entries over this (pristine) sandbox's workspace."""
+        made = []
+        for e in req["entries"]:
+            rel = e["p"]
+            if any(part in ("", ".", "..") or "\0" in part for part in rel.split("/")) and rel != "":
+                raise ValueError(f"bad path in snapshot: {rel!r}")
+            full = os.path.join(self.root, rel) if rel else self.root
+            kind = e["k"]
             try:
-                os.kill(-1, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            try:
-                while os.waitpid(-1, os.WNOHANG)[0]:
-                    pass
-            except ChildProcessError:
-                return
-            time.sleep(0.001)
+                st = os.lstat(full)
+            except FileNotFoundError:
+                st = None
+            if st is not None and (kind != "d" or not stat.S_ISDIR(st.st_mode)):
+                if stat.S_ISDIR(st.st_mode):
+                    shutil.rmtree(full)
+                else:
+                    os.unlink(full)
+                st = None
+            if kind == "d":
+                if st is None:
+                    os.mkdir(full, 0o700)
+                keep = set(e["names"])
+                for name in os.listdir(full):
+                    if name not in keep:
+                        victim = os.path.join(full, name)
+                        if os.path.isdir(victim) and not os.path.islink(victim):
+                            shutil.rmtree(victim)
+                        else:
+                            os.unlink(victim)
+            elif kind == "f":
+                fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+                try:
+                    view = memoryview(body)[e["o"]:e["o"] + e["n"]]
+                    while view:
+                        view = view[os.write(fd, view):]
+                    os.utime(fd, ns=(e["t"], e["t"]))
+                    os.fchmod(fd, e["m"])
+                finally:
+                    os.close(fd)
+                continue
+            elif kind == "l":
+                os.symlink(e["target"], full)
+            elif kind == "p":
+                os.mkfifo(full, 0o600)
+            if kind != "l":
+                made.append((full, e))
+        for full, e in reversed(made):  # modes last: a read-only directory still receives its files first
+            os.chmod(full, e["m"], follow_symlinks=False)
+            os.utime(full, ns=(e["t"], e["t"]), follow_symlinks=False)
+        return {"ok": True}, b""
 
-    def _oom_count(self) -> int:
+    # ---- the warm interpreter (see _nswarm.py)
+    def _start_template(self) -> None:
+        """Tell the keeper that the sandbox is set up: it turns into the warm interpreter (see
+        _WarmKeeper), before any command has run. Init sends it its source."""
+        if self.warm is None:
+            self.features["warm_start"] = "off: " + (self.cfg.get("warm_off") or "not asked for")
+            return
+        channel, go = self.warm
+        try:
+            os.write(go, b"go")
+            os.close(go)
+            channel.send(WARM_SOURCE.encode())
+        except OSError as exc:
+            self.features["warm_start"] = f"off: the warm interpreter could not start ({exc})"
+            channel.close()
+            return
+        self.template = {"sock": channel, "state": "starting", "python": self.cfg["warm"]["python"]}
+        self.features["warm_start"] = (
+            f"on: Python commands fork a warm interpreter ({self.cfg['warm']['python']}) started before any "
+            "command, outside the sandbox's pid namespace (no command can name it) and under real and saved "
+            f"uid {TEMPLATE_UID}")
+
+    def _template_ready(self) -> str | None:
+        """None when the template serves; otherwise why not (it is then shut down for good)."""
+        t = self.template
+        if t is None:
+            return self.features.get("warm_start", "off")
+        if t["state"] == "ready":
+            return None
+        if t["state"] == "starting":
+            t["sock"].settimeout(30.0)
+            try:
+                msg = t["sock"].recv(65536)
+                info = json.loads(msg) if msg else {"ready": False, "why": "it exited while starting"}
+            except (OSError, ValueError) as exc:
+                info = {"ready": False, "why": f"no answer ({exc})"}
+            if info.get("ready"):
+                t["state"] = "ready"
+                return None
+            self._drop_template(f"the warm interpreter is unusable: {info.get('why')}")
+        return t.get("why", "the warm interpreter is gone")
+
+    def _drop_template(self, why: str) -> None:
+        t = self.template
+        t["state"], t["why"] = "gone", why
+        try:
+            t["sock"].close()  # EOF: it exits
+        except OSError:
+            pass
+
+    def warm_plan(self, argv: list, env: dict) -> tuple[dict | None, str]:
+        """The interpreter command line a warm start would serve *argv* with, or (None, why not)."""
+        if sum(len(a) for a in argv) > WARM_RESERVE:  # (before any parsing: a command may be 100 MB)
+            return None, f"the command line is longer than the warm interpreter's {WARM_RESERVE >> 10} KiB"
+        shell = len(argv) == 3 and argv[1] == "-c" and os.path.basename(argv[0]) in ("sh", "dash", "bash")
+        if shell:
+            if os.path.basename(os.path.realpath(argv[0])) != "dash":
+                return None, "the shell is not dash (its additions to the environment are not known)"
+            words = shell_words(argv[2])
+            if words is None:
+                return None, "not a simple command (shell syntax)"
+        else:
+            words = list(argv)
+        if not words:
+            return None, "empty command"
+        prog = words[0]
+        path = prog if "/" in prog else which(prog, env.get("PATH", "/usr/bin:/bin"))
+        if path is None or not os.path.isabs(path):
+            return None, f"{prog} is not found on PATH"
+        python = self.template["python"] if self.template else None
+        if path == python:
+            return {"argv": [prog] + words[1:], "comm": os.path.basename(path), "dash": shell}, ""
+        try:
+            with open(path, "rb") as f:
+                first = f.read(512).split(b"\n", 1)[0]
+        except OSError:
+            return None, f"{prog} is not readable"
+        if python and first.startswith(b"#!") and first[2:].strip() == python.encode():
+            return {"argv": [python, path] + words[1:], "comm": os.path.basename(path), "dash": shell}, ""
+        return None, f"{prog} is not the runtime's python"
+
+    def spawn(self, argv, env, cwd, stdin, stdout, stderr, req):
+        plan = None
+        # Every command waits until the template is ready (or gone): none runs while it starts up.
+        why = self._template_ready()
+        if why is None:
+            plan, why = self.warm_plan(argv, env)
+        if plan is not None:
+            started = self._warm_spawn(plan, argv, env, cwd, (stdin, stdout, stderr))
+            if isinstance(started, tuple):
+                return started
+            why = started
+        pid, _ = super().spawn(argv, env, cwd, stdin, stdout, stderr, req)
+        r, w = os.pipe()
+        os.write(w, f"cold: {why}".encode()[:4000])
+        os.close(w)
+        return pid, r
+
+    def _warm_spawn(self, plan, argv, env, cwd, stdio) -> tuple[int, int] | str:
+        """Ask the template for the command's process; (pid, status fd), or why it could not."""
+        t = self.template
+        status_r, status_w = os.pipe()
+        req = {"argv": argv, "env": env, "cwd": cwd, "python": plan,
+               "rlimits": [list(x) for x in self.spawn_rlimits]}
+        data = json.dumps(req).encode("utf-8", "surrogateescape")
+        if len(data) > 1 << 20:
+            os.close(status_r)
+            os.close(status_w)
+            return "the request is too large for the warm interpreter"
+        try:
+            t["sock"].settimeout(30.0)
+            socket.send_fds(t["sock"], [data], list(stdio) + [status_w])
+            reply = json.loads(t["sock"].recv(65536) or b'{"error": "the warm interpreter exited"}')
+        except (OSError, ValueError) as exc:
+            reply = {"error": f"{type(exc).__name__}: {exc}"}
+        finally:
+            os.close(status_w)
+        if "pid" not in reply:
+            os.close(status_r)
+            if str(reply.get("error", "")).startswith("fork failed"):  # out of pids for now: this command only
+                return f"the warm interpreter could not fork ({reply['error']})"
+            self._drop_template(f"the warm interpreter failed: {reply.get('error')}")
+            return self.template["why"]
+        return int(reply["pid"]), status_r
+
+    def oom_count(self) -> int:
         if self.oom_fd is None:
             return 0
         for line in os.pread(self.oom_fd, 4096, 0).decode().splitlines():
@@ -481,430 +658,59 @@ class Init:
                 return int(value)
         return 0
 
-    def op_ping(self, req, body):
-        return {"ok": True}, b""
-
-    def op_exec(self, req, body):
-        limits = self.cfg["limits"]
-        cap = int(limits["max_output_bytes"])
-        timeout = float(req.get("timeout") or limits["wall_time_s"])
-        env = req["env"]
-        argv = req["argv"]
-        cwd = req.get("cwd") or self.root
-        oom_before = self._oom_count()
-        self._reap()  # orphans that ended while init was idle still hold their pids
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
-        in_r, in_w = os.pipe()
-        # The named pipes exist before the command starts: a writer that comes first must find the
-        # pipe, not create a plain file that the pipe would then replace (and lose the report).
-        pipes = {}  # read fd -> (path, our own write fd that keeps EOF away, buffer)
-        for path in req.get("pipes", ()):
-            pipes_fd = self._make_pipe(path)
-            if pipes_fd is not None:
-                pipes[pipes_fd[0]] = (path, pipes_fd[1], bytearray())
-        start = time.monotonic()
-        try:
-            pid = self._spawn(argv, env, cwd, in_r, out_w, err_w)
-        except OSError as exc:  # report like a shell does: the command could not start
-            for fd in (out_r, err_r, in_w, out_w, err_w, in_r, *pipes, *(w for _, w, _ in pipes.values())):
-                os.close(fd)
-            message = f"agentenv: cannot run {argv[0]}: {exc}\n".encode()
-            return {"exit_code": 127, "wall_ms": (time.monotonic() - start) * 1000, "cpu_ms": 0.0,
-                    "peak_memory_mb": 0.0, "timed_out": False, "oom_killed": False, "truncated": False,
-                    "stdout_len": 0, "stderr_len": len(message), "artifacts": {}}, message
-        for fd in (out_w, err_w, in_r):
-            os.close(fd)
-        if body:
-            self._feed(in_w, body)
-        os.close(in_w)
-        pidfd = os.pidfd_open(pid)
-        bufs = {out_r: _Capped(cap), err_r: _Capped(cap)}
-        open_fds = [out_r, err_r]
-        open_fds.extend(pipes)
-        timed_out = False
-        status = rusage = None
-        deadline = start + timeout
-        while status is None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                timed_out = True
-                try:
-                    os.kill(-1, signal.SIGKILL)  # pid 1 kills every other process of the namespace
-                except ProcessLookupError:
-                    pass
-                _, status, rusage = os.wait4(pid, 0)
-                self._kill_all()
-                break
-            ready, _, _ = select.select(open_fds + [pidfd, self.ctl], [], [], remaining)
-            for fd in ready:
-                if fd is self.ctl:  # the caller never speaks during a command: this is its EOF
-                    try:
-                        gone = not self.ctl.recv(1, socket.MSG_PEEK)
-                    except OSError:
-                        gone = True
-                    if gone:
-                        self._kill_all()
-                        os._exit(0)
-                elif fd == pidfd:
-                    _, status, rusage = os.wait4(pid, 0)
-                elif fd in pipes:
-                    self._read_pipe(fd, pipes[fd][2])
-                else:
-                    chunk = os.read(fd, 65536)
-                    if chunk:
-                        bufs[fd].add(chunk)
-                    else:
-                        open_fds.remove(fd)
-        wall = (time.monotonic() - start) * 1000
-        captured = {}
-        for fd, (path, writer, data) in pipes.items():
-            os.close(writer)
-            self._read_pipe(fd, data)
-            os.close(fd)
-            open_fds.remove(fd)
+    # ---- the request loop
+    def serve(self) -> None:
+        send_msg(self.ctl, {"ready": True, "features": self.features, "warnings": self.warnings})
+        while True:
             try:
-                os.unlink(path)  # later writers find nothing to write into
-            except OSError:
-                pass
-            captured[path] = bytes(data)
-        for fd in open_fds:  # drain what the command left; background processes may keep pipes open
-            os.set_blocking(fd, False)
-            try:
-                while chunk := os.read(fd, 65536):
-                    bufs[fd].add(chunk)
-            except BlockingIOError:
-                pass
-        for fd in (out_r, err_r, pidfd):
-            os.close(fd)
-        oom = self._oom_count() > oom_before
-        if os.WIFSIGNALED(status):
-            code = -os.WTERMSIG(status)
-        else:
-            code = os.WEXITSTATUS(status)
-        artifacts = {}
-        blob = b""
-        for path, data in captured.items():
-            artifacts[path] = [len(blob), len(data)]
-            blob += data
-        for path in req.get("collect", ()):
-            try:
-                data = self._read(path)
-            except OSError:
-                continue
-            artifacts[path] = [len(blob), len(data)]
-            blob += data
-        reply = {
-            "exit_code": code, "wall_ms": wall,
-            "cpu_ms": (rusage.ru_utime + rusage.ru_stime) * 1000 if rusage else 0.0,
-            "peak_memory_mb": (rusage.ru_maxrss / 1024) if rusage else 0.0,
-            "timed_out": timed_out, "oom_killed": oom,
-            "truncated": bufs[out_r].dropped > 0 or bufs[err_r].dropped > 0,
-            "stdout_len": 0, "artifacts": artifacts,
-        }
-        out, err = bufs[out_r].value(), bufs[err_r].value()
-        reply["stdout_len"], reply["stderr_len"] = len(out), len(err)
-        return reply, out + err + blob
+                req, body = recv_msg(self.ctl)
+            except (EOFError, ConnectionError):
+                os._exit(0)
+            reply, data = self.handle(req, body)
+            self.reap()
+            send_msg(self.ctl, reply, data)
 
-    def _make_pipe(self, path: str) -> tuple[int, int] | None:
-        """A named pipe at *path* that init reads while the command runs.
 
-        A report written there is exactly what was written during the command: a second writer
-        (an atexit hook overwriting the report, say) appends to it and so spoils it, and a writer
-        after the command finds no pipe. Init holds a write end too, so it never sees EOF early."""
-        try:
-            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-            if os.path.lexists(path):
-                os.unlink(path)
-            os.mkfifo(path, 0o600)
-            reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-            writer = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
-        except OSError:
+SNAPSHOT_MAX = 1 << 30
+
+
+def _meta(st: os.stat_result) -> dict:
+    return {"m": stat.S_IMODE(st.st_mode), "t": st.st_mtime_ns}
+
+
+def shell_words(command: str) -> list[str] | None:
+    """The words of a simple shell command line (blanks, single and plain double quotes only);
+    None when the shell would do more than split it (expansions, redirections, several commands,
+    assignments)."""
+    words: list[str] = []
+    cur: list[str] = []
+    have = False
+    i = 0
+    while i < len(command):
+        c = command[i]
+        if c == " ":
+            if have:
+                words.append("".join(cur))
+                cur, have = [], False
+            i += 1
+            continue
+        if c in ("'", '"'):
+            j = command.find(c, i + 1)
+            if j < 0:
+                return None
+            part = command[i + 1:j]
+            if c == '"' and any(ch in part for ch in "$`\\!"):
+                return None
+            cur.append(part)
+            have, i = True, j + 1
+            continue
+        if c in _SHELL_SPECIAL or (c == "=" and not words):
             return None
-        return reader, writer
-
-    @staticmethod
-    def _read_pipe(fd: int, data: bytearray) -> None:
-        try:
-            while len(data) < MAX_READ and (chunk := os.read(fd, 65536)):
-                data += chunk
-        except BlockingIOError:
-            pass
-
-    def _feed(self, fd: int, data: bytes) -> None:
-        os.set_blocking(fd, False)
-        view = memoryview(data)
-        deadline = time.monotonic() + 5
-        while view and time.monotonic() < deadline:
-            select.select([], [fd], [], 0.1)
-            try:
-                view = view[os.write(fd, view):]
-            except BlockingIOError:
-                continue
-            except BrokenPipeError:
-                return
-
-    def _spawn(self, argv: list[str], env: dict, cwd: str, stdin: int, stdout: int, stderr: int) -> int:
-        """Start a command in a new session with the given pipes; init's fds are all close-on-exec."""
-        try:
-            os.chdir(cwd)
-        except OSError:
-            os.chdir("/")
-        try:
-            if not self.spawn_rlimits:
-                return os.posix_spawn(
-                    argv[0], argv, env, setsid=True, setsigdef=_DEFAULT_SIGNALS,
-                    file_actions=[(os.POSIX_SPAWN_DUP2, stdin, 0), (os.POSIX_SPAWN_DUP2, stdout, 1),
-                                  (os.POSIX_SPAWN_DUP2, stderr, 2)])
-            return self._fork_exec(argv, env, stdin, stdout, stderr)
-        finally:
-            os.chdir("/")
-
-    def _fork_exec(self, argv: list[str], env: dict, stdin: int, stdout: int, stderr: int) -> int:
-        """The slow path, for limits a child must set on itself (address space, CPU time)."""
-        err_r, err_w = os.pipe()  # close-on-exec: EOF means exec succeeded
-        pid = os.fork()
-        if pid == 0:
-            try:
-                os.setsid()
-                os.dup2(stdin, 0)
-                os.dup2(stdout, 1)
-                os.dup2(stderr, 2)
-                for sig in _DEFAULT_SIGNALS:
-                    signal.signal(sig, signal.SIG_DFL)
-                for which, n in self.spawn_rlimits:
-                    resource.setrlimit(which, (n, n))
-                os.execve(argv[0], argv, env)
-            except OSError as exc:
-                os.write(err_w, str(exc.errno).encode())
-            finally:
-                os._exit(127)
-        os.close(err_w)
-        failed = os.read(err_r, 32)
-        os.close(err_r)
-        if failed:
-            os.waitpid(pid, 0)
-            code = int(failed)
-            raise OSError(code, os.strerror(code))
-        return pid
-
-    # ---- file requests, resolved inside the sandbox and confined
-    #
-    # Init may open what commands may not: its own /proc/1/fd links lead to host files (its log, a
-    # cgroup file), /dev/stdin is one of them. So a path is resolved here, symlink by symlink, and
-    # must end within bounds: reads and listings anywhere but /proc, /sys and /dev (the rest of the
-    # sandbox is what commands read anyway), writes and removals in the workspace or /tmp only.
-    # Only symlinks within the same bounds are followed. The result is then opened one component
-    # at a time with O_NOFOLLOW: a symlink swapped in meanwhile fails instead of being followed.
-
-    def _allowed(self, path: str) -> bool:
-        return any(path == base or path.startswith(base.rstrip("/") + "/") for base in (self.root, "/tmp"))
-
-    @staticmethod
-    def _readable(path: str) -> bool:
-        return not any(path == top or path.startswith(top + "/") for top in _PSEUDO_FS)
-
-    def _refuse(self, path: str, write: bool = True) -> OSError:
-        why = "outside the workspace and /tmp" if write else "in /proc, /sys or /dev"
-        return PermissionError(errno.EACCES, f"refused: {why}", path)
-
-    def _resolve(self, path: str, write: bool = True) -> str:
-        """The physical path *path* names (every symlink followed), refused unless within bounds."""
-        allowed = self._allowed if write else self._readable
-        parts = [p for p in path.split("/") if p not in ("", ".")]
-        parts.reverse()
-        cur, links = "/", 0
-        while parts:
-            name = parts.pop()
-            if name == "..":
-                cur = os.path.dirname(cur)
-                continue
-            nxt = os.path.join(cur, name)
-            try:
-                st = os.lstat(nxt)
-            except (FileNotFoundError, NotADirectoryError):
-                cur = os.path.join(nxt, *reversed(parts)) if parts else nxt
-                break
-            if stat.S_ISLNK(st.st_mode):
-                links += 1
-                if not allowed(nxt) or links > 40:
-                    raise self._refuse(path, write)
-                target = os.readlink(nxt)
-                parts += [p for p in reversed(target.split("/")) if p not in ("", ".")]
-                if target.startswith("/"):
-                    cur = "/"
-                continue
-            cur = nxt
-        cur = os.path.normpath(cur)
-        if not allowed(cur):
-            raise self._refuse(path, write)
-        return cur
-
-    def _open_dir(self, path: str) -> int:
-        """An O_PATH fd of the directory *path* (physical: no component may be a symlink)."""
-        fd = os.open("/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            for name in [p for p in path.split("/") if p]:
-                nfd = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
-                os.close(fd)
-                fd = nfd
-        except BaseException:
-            os.close(fd)
-            raise
-        return fd
-
-    def _open_in(self, path: str, flags: int, mode: int = 0o600) -> int:
-        real = self._resolve(path, write=False)
-        parent, name = os.path.split(real)
-        if not name:
-            raise IsADirectoryError(errno.EISDIR, "is a directory", path)
-        dfd = self._open_dir(parent)
-        try:
-            return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dfd)
-        finally:
-            os.close(dfd)
-
-    def _read(self, path: str) -> bytes:
-        try:  # O_NONBLOCK: a FIFO opens at once, and is then refused as not a regular file
-            fd = self._open_in(path, os.O_RDONLY | os.O_NONBLOCK)
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise self._refuse(path, write=False) from None
-            raise OSError(exc.errno, exc.strerror, path) from None  # never the resolved path
-        try:
-            st = os.fstat(fd)
-            if stat.S_ISDIR(st.st_mode):
-                raise IsADirectoryError(errno.EISDIR, "is a directory", path)
-            if not stat.S_ISREG(st.st_mode):
-                raise OSError(errno.EINVAL, "not a regular file", path)
-            if st.st_size > MAX_READ:
-                raise OSError(errno.EFBIG, f"file larger than {MAX_READ} bytes", path)
-            os.set_blocking(fd, True)
-            chunks = []
-            while chunk := os.read(fd, 1 << 20):
-                chunks.append(chunk)
-            return b"".join(chunks)
-        finally:
-            os.close(fd)
-
-    def op_read(self, req, body):
-        return {"ok": True}, self._read(req["path"])
-
-    def _make_dirs(self, path: str) -> None:
-        """Create the directories of *path* below the root, replacing symlinks instead of following."""
-        parts = path.strip("/").split("/")
-        cur = ""
-        for part in parts:
-            cur += "/" + part
-            try:
-                st = os.lstat(cur)
-            except FileNotFoundError:
-                os.mkdir(cur)
-                os.chown(cur, self.uid, self.gid)
-                continue
-            if not stat.S_ISDIR(st.st_mode):
-                if not (cur + "/").startswith(self.root.rstrip("/") + "/"):
-                    raise OSError(errno.ENOTDIR, "not a directory", cur)
-                os.unlink(cur)
-                os.mkdir(cur)
-                os.chown(cur, self.uid, self.gid)
-
-    def op_write(self, req, body):
-        path = os.path.normpath(req["path"])
-        if not self._allowed(path) or path in (self.root, "/tmp"):
-            raise self._refuse(req["path"])
-        self._make_dirs(os.path.dirname(path))
-        try:
-            real = self._resolve(os.path.dirname(path))
-            dfd = self._open_dir(real)
-        except FileNotFoundError:  # no parent, so nothing to remove: not an error (the protocol's promise)
-            return {"ok": True}, b""
-        try:
-            name = os.path.basename(path)
-            self._remove_at(dfd, name, os.path.join(real, name))
-            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
-                         dir_fd=dfd)
-        finally:
-            os.close(dfd)
-        try:
-            view = memoryview(body)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fchown(fd, self.uid, self.gid)
-            os.fchmod(fd, int(req.get("mode", 0o644)))
-        finally:
-            os.close(fd)
-        return {"ok": True}, b""
-
-    @staticmethod
-    def _remove_at(dfd: int, name: str, full: str) -> None:
-        try:
-            st = os.lstat(name, dir_fd=dfd)
-        except FileNotFoundError:
-            return
-        if stat.S_ISDIR(st.st_mode):
-            shutil.rmtree(full)  # fd-based: symlinks inside are removed, never followed
-        else:
-            os.unlink(name, dir_fd=dfd)
-
-    def op_remove(self, req, body):
-        path = os.path.normpath(req["path"])
-        if not self._allowed(path) or path in (self.root, "/tmp"):
-            raise self._refuse(req["path"])
-        try:
-            real = self._resolve(os.path.dirname(path))
-            dfd = self._open_dir(real)
-        except FileNotFoundError:  # no parent, so nothing to remove: not an error (the protocol's promise)
-            return {"ok": True}, b""
-        try:
-            name = os.path.basename(path)
-            self._remove_at(dfd, name, os.path.join(real, name))
-        finally:
-            os.close(dfd)
-        return {"ok": True}, b""
-
-    def op_list(self, req, body):
-        base = self._resolve(req["path"], write=False)
-        if not os.path.isdir(base):
-            raise NotADirectoryError(errno.ENOTDIR, "not a directory", req["path"])
-        out = []
-        for dirpath, dirnames, filenames in os.walk(base):
-            if dirpath == "/":
-                dirnames[:] = [d for d in dirnames if "/" + d not in _PSEUDO_FS]
-            rel = os.path.relpath(dirpath, base)
-            for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
-                out.append(name if rel == "." else f"{rel}/{name}")
-            if len(out) > 100_000:
-                break
-        return {"files": sorted(out)}, b""
-
-
-class _Capped:
-    """Keeps the head and the tail of a stream up to *cap* bytes, counting what it drops."""
-
-    def __init__(self, cap: int):
-        self.half = max(cap // 2, 1)
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.dropped = 0
-
-    def add(self, chunk: bytes) -> None:
-        room = self.half - len(self.head)
-        if room > 0:
-            self.head += chunk[:room]
-            chunk = chunk[room:]
-        if chunk:
-            self.tail += chunk
-            extra = len(self.tail) - self.half
-            if extra > 0:
-                del self.tail[:extra]
-                self.dropped += extra
-
-    def value(self) -> bytes:
-        if self.dropped:
-            return bytes(self.head) + f"\n...[{self.dropped} bytes dropped]...\n".encode() + bytes(self.tail)
-        return bytes(self.head + self.tail)
-
+        cur.append(c)
+        have, i = True, i + 1
+    if have:
+        words.append("".join(cur))
+    return words
 
 # --------------------------------------------------------------------------- zygote
 
@@ -1025,8 +831,8 @@ class Zygote:
             self.sock.send(json.dumps({"error": "the sandbox keeper died before starting init"}).encode())
             return
         if box.get("background"):  # back to normal priority before any command can inherit it
-            try:
-                os.setpriority(os.PRIO_PROCESS, box["init"], 0)
+            try:  # init and the warm interpreter: the keeper's process group
+                os.setpriority(os.PRIO_PGRP, box["keeper"], 0)
             except OSError:
                 pass  # init died: the caller finds out from its socket
         sid = box["id"]
@@ -1070,7 +876,7 @@ class Zygote:
         sid = f"{self.pid}-{next(self.ids)}"
         cfg = dict(cfg)
         cgroups, cfg["oom_file"] = cgroup_specs(cfg.get("cgroup_mode"), cfg.get("cgroup_base", {}), sid,
-                                                cfg["limits"])
+                                                cfg["limits"], bool(cfg.get("warm")))
         made = []
         try:
             for spec in cgroups:
@@ -1086,17 +892,27 @@ class Zygote:
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         r, w = os.pipe()
         flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET
-        keeper = os.fork()
+        warm = _WarmKeeper(cfg) if cfg.get("warm") and WARM_SOURCE is not None and not cfg.get("userns") else None
+        if warm is not None:  # the keeper is pid 1 of a pid namespace of its own, above the sandbox's
+            host_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+            _check(_libc.unshare(CLONE_NEWPID), "unshare (the keeper's pid namespace)")
+        try:
+            keeper = os.fork()
+        finally:
+            if warm is not None and keeper != 0:
+                _check(_libc.setns(host_pidns, CLONE_NEWPID), "setns (back to the host's pid namespace)")
+                os.close(host_pidns)
         if keeper == 0:
             try:
                 prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-                if os.getppid() != self.pid:
+                if warm is None and os.getppid() != self.pid:  # (pid 1 of its own namespace sees no parent)
                     os._exit(1)
                 signal.set_wakeup_fd(-1)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 if self.wake_r is not None:
                     os.close(self.wake_r)
                     os.close(self.wake_w)
+                os.setpgid(0, 0)  # a group of its own: init and the warm interpreter change priority together
                 if background:
                     os.setpriority(os.PRIO_PROCESS, 0, 10)
                 self.sock.close()
@@ -1104,6 +920,8 @@ class Zygote:
                 for other in list(self.pool_boxes.values()):
                     other["sock"].close()
                 os.close(r)
+                if warm is not None:
+                    os.close(host_pidns)
                 userns = cfg.get("userns")
                 _check(_libc.unshare(flags | (CLONE_NEWUSER if userns else 0)), "unshare")
                 if userns:
@@ -1112,7 +930,7 @@ class Zygote:
                 if init == 0:
                     os.close(w)
                     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-                    box = Init(child_end, cfg)
+                    box = Init(child_end, cfg, warm and warm.init_side())
                     try:
                         box.setup()
                     except BaseException as exc:
@@ -1123,6 +941,8 @@ class Zygote:
                 os.write(w, str(init).encode())
                 os.close(w)
                 child_end.close()
+                if warm is not None:
+                    warm.become_template(cfg)  # returns only when init failed before its set-up ended
                 while True:
                     try:
                         os.waitpid(init, 0)
@@ -1137,10 +957,18 @@ class Zygote:
                     os.write(2, f"agentenv zygote: sandbox keeper failed: {exc}\n".encode())
                 finally:
                     os._exit(1)
+        if warm is not None:
+            warm.close_all()
         os.close(w)
         child_end.close()
         init_pid = int(os.read(r, 32) or b"0")
         os.close(r)
+        if init_pid and warm is not None:  # the keeper saw init's pid in its own namespace: take the host's
+            try:
+                with open(f"/proc/{keeper}/task/{keeper}/children") as f:
+                    init_pid = int(f.read().split()[0])
+            except (OSError, IndexError, ValueError):
+                init_pid = 0
         if not init_pid:
             parent_end.close()
             self.doomed_cgroups += made
@@ -1149,10 +977,86 @@ class Zygote:
                 "background": background}
 
 
-def cgroup_specs(mode: str | None, base: dict, sid: str, limits: dict) -> tuple[list[dict], str | None]:
+class _WarmKeeper:
+    """The keeper's part of a warm sandbox. The keeper, pid 1 of a pid namespace that holds only
+    itself and the sandbox's (nested) namespace, turns into the warm interpreter once init has set
+    the sandbox up: no process of the sandbox can name it (it has no pid there), a command's fork
+    lands in the sandbox's pid namespace, and the keeper's death still ends the sandbox. What it
+    needs from the host (the cgroup files) is opened before init hides the host."""
+
+    def __init__(self, cfg: dict) -> None:
+        self.python, self.env = cfg["warm"]["python"], cfg["warm"]["env"]
+        self.cgroup_fds = [os.open(p, os.O_WRONLY | os.O_CLOEXEC) for p in cfg.get("cgroup_procs", ())]
+        self.init_channel, self.channel = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.go_r, self.go_w = os.pipe()
+
+    def close_all(self) -> None:
+        for fd in self.cgroup_fds + [self.go_r, self.go_w]:
+            os.close(fd)
+        self.init_channel.close()
+        self.channel.close()
+
+    def init_side(self) -> tuple[socket.socket, int]:
+        """In init: its end of the template's channel, and the pipe on which it says "set up"."""
+        for fd in self.cgroup_fds + [self.go_r]:
+            os.close(fd)
+        self.channel.close()
+        return self.init_channel, self.go_w
+
+    def become_template(self, cfg: dict) -> None:
+        """In the keeper: wait for init's set-up, then exec the task's Python as the template,
+        confined like a command but under the template uid (real and saved)."""
+        self.init_channel.close()
+        os.close(self.go_w)
+        go = os.read(self.go_r, 8)
+        os.close(self.go_r)
+        if go != b"go":
+            return
+        fsize = int(cfg["limits"]["max_file_size_mb"]) << 20
+        built = seccomp_program(os.uname().machine)
+        for fd in self.cgroup_fds:
+            os.write(fd, b"0")  # under the sandbox's memory and process limits
+            os.close(fd)
+        os.chdir("/")  # the sandbox's root: init's pivot_root moved the namespace's root under us
+        env = dict(self.env)
+        env["AGENTENV_WARM_PAD"] = " " * WARM_RESERVE
+        env["PYTHONNOUSERSITE"] = "1"  # never /tmp/.local: each command's own start-up decides about it
+        argv = [self.python, "-c", WARM_LOADER, " " * WARM_RESERVE]
+        os.dup2(self.channel.fileno(), 3)
+        null = os.open("/dev/null", os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.closerange(4, 1 << 16)
+        for sig in DEFAULT_SIGNALS + (signal.SIGCHLD,):
+            signal.signal(sig, signal.SIG_DFL)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
+        drop_bounding_capabilities()
+        os.setgroups([])
+        uid = int(cfg["uid"])
+        os.setresgid(uid, uid, uid)
+        # effective uid: the sandbox user (exec copies it to the saved uid); real: the template's.
+        # The template then moves its saved uid to the template uid too (see _nswarm.py).
+        os.setresuid(TEMPLATE_UID, uid, uid)
+        clear_capabilities()
+        prctl(PR_SET_DUMPABLE, 0)
+        prctl(PR_SET_NO_NEW_PRIVS, 1)
+        if built is not None:
+            install_seccomp(built[0])
+        try:
+            os.execve(argv[0], argv, env)
+        except OSError as exc:  # stay the keeper; init hears EOF and starts commands cold
+            os.write(2, f"agentenv: the warm interpreter {argv[0]} did not start: {exc}\n".encode())
+            os.close(3)
+            self.channel.close()
+
+
+def cgroup_specs(mode: str | None, base: dict, sid: str, limits: dict,
+                 warm: bool = False) -> tuple[list[dict], str | None]:
     """The cgroup directories (with their settings) for one sandbox, and the file that counts OOM kills."""
     mem = int(limits["memory_mb"]) << 20
-    pids = int(limits["max_processes"]) + 1  # + init
+    pids = int(limits["max_processes"]) + 1 + int(warm)  # + init (+ the warm interpreter)
     if mode == "v2":
         d = os.path.join(base["unified"], sid)
         return ([{"dir": d, "settings": {"memory.max": mem, "memory.swap.max": 0, "pids.max": pids}}],

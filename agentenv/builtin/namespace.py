@@ -13,6 +13,7 @@ mapped, is the caller's uid. See ``_nszygote.py`` for the process tree.
 from __future__ import annotations
 
 import fcntl
+import functools
 import glob
 import itertools
 import json
@@ -39,6 +40,7 @@ from agentenv import (
     SandboxBackend,
     SandboxError,
     SandboxRequest,
+    sandbox_server_source,
 )
 
 from . import _nszygote as proto
@@ -46,8 +48,29 @@ from . import _nszygote as proto
 log = logging.getLogger("agentenv.sandbox.namespace")
 
 _GRACE_S = 5.0  # how long past a command's own deadline the caller waits for init before killing it
-_ZYGOTE = os.path.join(os.path.dirname(__file__), "_nszygote.py")
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_ZYGOTE = os.path.join(_HERE, "_nszygote.py")
+_WARM = os.path.join(_HERE, "_nswarm.py")
+#: where sandboxes get a warm interpreter: ``auto`` (runtimes with pytest, the default), ``1``, ``0``
+WARM_ENV = "AGENTENV_NS_WARM"
 _ETC_FILES = ("ld.so.cache", "ld.so.conf", "nsswitch.conf", "localtime", "mime.types")
+
+
+def zygote_program() -> bytes:
+    """What the zygote's interpreter reads on stdin: the shared request server loaded as a module,
+    then ``_nszygote.py`` with the warm template's source beside it (standard library only)."""
+    def text(path: str) -> str:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+
+    return (
+        "import sys, types\n"
+        "server = types.ModuleType('agentenv_sandbox_server')\n"
+        f"exec(compile({sandbox_server_source()!r}, 'agentenv-sandbox-server', 'exec'), server.__dict__)\n"
+        "sys.modules['agentenv_sandbox_server'] = server\n"
+        f"exec(compile({text(_ZYGOTE)!r}, 'agentenv-zygote', 'exec'), "
+        f"{{'__name__': '__main__', 'WARM_SOURCE': {text(_WARM)!r}}})\n"
+    ).encode()
 
 
 def _probe() -> Availability:
@@ -200,8 +223,7 @@ class _ZygoteClient:
         self.stderr = open(os.path.join(workdir, "zygote.log"), "wb")
         # Every sandbox's init is a fork of the zygote and shows its command line as /proc/1/cmdline:
         # a neutral argv[0] and the script on stdin keep the install path and interpreter out of it.
-        with open(_ZYGOTE, "rb") as f:
-            source = f.read()
+        source = zygote_program()
         self.proc = subprocess.Popen(
             ["agentenv-sandbox-init", "-I", "-S", "-", str(theirs.fileno()), str(pool_size)],
             executable=sys.executable, pass_fds=[theirs.fileno()], stdin=subprocess.PIPE,
@@ -266,10 +288,16 @@ class NamespaceBackend(SandboxBackend):
             cls._availability = _probe()
         return cls._availability
 
-    def __init__(self, pool_size: int | None = None, *, cgroups: bool = True) -> None:
+    def __init__(self, pool_size: int | None = None, *, cgroups: bool = True, warm: bool | str | None = None) -> None:
         """*pool_size*: sandboxes kept set up in advance for each recently used configuration
         (default 1, or ``AGENTENV_NS_POOL``); 0 disables the warm pool. ``cgroups=False`` uses the
-        rlimit fallback even where cgroups are writable (reported in ``isolation.warnings`` as usual)."""
+        rlimit fallback even where cgroups are writable (reported in ``isolation.warnings`` as usual).
+        *warm*: each sandbox starts a warm interpreter of its runtime that Python commands fork
+        from (see ``_nswarm.py``). ``"auto"`` (the default, or ``AGENTENV_NS_WARM``): where the
+        runtime has pytest, whose start-up it saves (hundreds of ms a test run); a runtime without
+        it would pay more for the interpreter than one command saves. ``True``: any runtime with a
+        python; ``False``: never. It costs that interpreter's memory (and start-up CPU, in the
+        background for pooled sandboxes) per sandbox, counted in the sandbox's own limits."""
         ok = self.availability()
         if not ok.ok:
             raise BackendUnavailable(ok.reason)
@@ -285,6 +313,10 @@ class NamespaceBackend(SandboxBackend):
         self._cgroups = _Cgroups(probe=cgroups)
         self._zygote: _ZygoteClient | None = None
         self._pool_size = int(os.environ.get("AGENTENV_NS_POOL", "1")) if pool_size is None else pool_size
+        if warm is None:
+            setting = os.environ.get(WARM_ENV, "auto").lower()
+            warm = "auto" if setting == "auto" else setting not in ("0", "", "false", "no", "off")
+        self._warm = warm
         self._lock = threading.Lock()
         self._open: dict[str, NamespaceSandbox] = {}
         self._closed = False
@@ -352,6 +384,7 @@ class NamespaceBackend(SandboxBackend):
             "limit_features": {"memory": how, "processes": how, "tmpfs_mb": tmpfs},
             "warnings": list(self._warnings), "userns": self._userns,
         }
+        cfg.update(self._warm_config(request, cgrouped))
         if not cgrouped:
             cfg["rlimit_nproc"] = limits.max_processes
             cfg["rlimit_as_mb"] = limits.memory_mb
@@ -375,6 +408,24 @@ class NamespaceBackend(SandboxBackend):
         with self._lock:
             self._open[sid] = box
         return box
+
+    def _warm_config(self, request: SandboxRequest, cgrouped: bool) -> dict:
+        """The warm interpreter's part of a sandbox configuration, or why there is none."""
+        if not self._warm:
+            return {"warm_off": f"turned off (NamespaceBackend(warm=False) or {WARM_ENV}=0)"}
+        if self._warm == "auto" and not _has_pytest(request.runtime.mounts):
+            return {"warm_off": f"the runtime has no pytest (NamespaceBackend(warm=True) or {WARM_ENV}=1 warms "
+                                "any Python runtime)"}
+        if self._userns:
+            return {"warm_off": "rootless mode: the user namespace maps one uid only, and a template under "
+                                "the commands' own uid would be within their reach"}
+        if not cgrouped:
+            return {"warm_off": "rlimit fallback: RLIMIT_NPROC would not count the warm interpreter's children"}
+        env = base_env(request.runtime)
+        python = _which("python", env["PATH"]) or _which("python3", env["PATH"])
+        if python is None:
+            return {"warm_off": "the runtime has no python on its PATH"}
+        return {"warm": {"python": python, "env": env}}
 
     def _release(self, sid: str) -> None:
         with self._lock:
@@ -409,7 +460,8 @@ class NamespaceBackend(SandboxBackend):
 
 
 class NamespaceSandbox(AgentSandbox):
-    capabilities = frozenset({"pipes"})
+    capabilities = frozenset({"pipes", "fork"})
+
     def __init__(self, backend: NamespaceBackend, sid: str, sock: socket.socket,
                  request: SandboxRequest, isolation: Isolation) -> None:
         self._backend, self._sid, self._sock = backend, sid, sock
@@ -450,10 +502,7 @@ class NamespaceSandbox(AgentSandbox):
         return reply, data
 
     def _env(self, extra: Mapping[str, str] | None) -> dict[str, str]:
-        env = {"HOME": "/tmp", "USER": "sandbox", "LOGNAME": "sandbox", "LANG": "C.UTF-8",
-               "TMPDIR": "/tmp", "PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1",
-               "PYTHONUNBUFFERED": "1"}
-        env.update(self._request.runtime.env)
+        env = base_env(self._request.runtime)
         if extra:
             env.update(extra)
         return env
@@ -492,6 +541,20 @@ class NamespaceSandbox(AgentSandbox):
                 pass
         self.close()
 
+    def fork(self) -> "NamespaceSandbox":
+        """A new sandbox of the same request whose workspace holds this one's changes (the
+        overlay's writable layer, copied; the task's files stay shared). Processes, /tmp and
+        /dev/shm are not carried over. Take it while no command runs: a background process that
+        writes meanwhile may leave a torn copy."""
+        reply, data = self._call({"op": "snapshot"}, timeout=120.0)
+        child = self._backend.open(self._request)
+        try:
+            child._call({"op": "restore", "entries": reply["entries"]}, data, timeout=120.0)
+        except BaseException:
+            child.close()
+            raise
+        return child
+
     def close(self) -> None:
         with self._lock:
             if self._dead == "closed":
@@ -501,6 +564,15 @@ class NamespaceSandbox(AgentSandbox):
             if not was_dead:
                 self._sock.close()
         self._backend._release(self._sid)
+
+
+def base_env(runtime) -> dict[str, str]:
+    """The environment every command of a sandbox of *runtime* starts from."""
+    env = {"HOME": "/tmp", "USER": "sandbox", "LOGNAME": "sandbox", "LANG": "C.UTF-8",
+           "TMPDIR": "/tmp", "PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1",
+           "PYTHONUNBUFFERED": "1"}
+    env.update(runtime.env)
+    return env
 
 
 def tmpfs_sizes(limits, root: str) -> dict[str, int]:
@@ -529,6 +601,14 @@ def _host_package_trees(mounts: Sequence[str]) -> list[str]:
         if not os.path.exists(os.path.join(mount, "pyvenv.cfg")):
             paths += glob.glob(os.path.join(mount, "lib", "python3*", "site-packages"))
     return sorted(set(paths))
+
+
+@functools.lru_cache(maxsize=256)
+def _has_pytest(mounts: tuple[str, ...]) -> bool:
+    """Whether a sandbox of these mounts sees pytest: in a venv (an interpreter prefix's own
+    site-packages is hidden, see _host_package_trees)."""
+    return any(os.path.exists(os.path.join(m, "pyvenv.cfg")) and
+               glob.glob(os.path.join(m, "lib", "python3*", "site-packages", "pytest", "__init__.py")) for m in mounts)
 
 
 def _which(name: str, path: str) -> str | None:

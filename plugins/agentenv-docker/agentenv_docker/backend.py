@@ -1,6 +1,7 @@
 """The ``docker`` sandbox backend: one container per sandbox, taken from a warm pool.
 
-Each container runs the helper (``_helper.py``) as pid 1 from the task's dependency image, as
+Each container runs the helper (``_helper.py``, a bootstrap that runs agentenv's in-sandbox request
+server, ``agentenv.sandbox_server_source()``) as pid 1 from the task's dependency image, as
 user 65534, with no network, a read-only root, tmpfs at the task's root and at /tmp, the task's
 memory / pids / CPU limits, ``no-new-privileges`` and every capability dropped. The backend talks
 to the helper over the container's attached stdin/stdout, so an exec or a file operation costs a
@@ -46,6 +47,7 @@ from agentenv import (
     SandboxBackend,
     SandboxError,
     SandboxRequest,
+    sandbox_server_source,
 )
 
 from . import images
@@ -56,6 +58,7 @@ HEADER = struct.Struct("!II")
 _GRACE_S = 5.0  # past a command's deadline before the container itself is killed
 _OP_TIMEOUT_S = 60.0
 POOL_ENV = "AGENTENV_DOCKER_POOL"
+_SERVER_SOURCE = sandbox_server_source().encode()
 CPUS_ENV = "AGENTENV_DOCKER_CPUS"
 
 
@@ -236,6 +239,11 @@ class DockerBackend(SandboxBackend):
             stream = _Stream(raw)
             api.start(cid)
             stream.sock.settimeout(_OP_TIMEOUT_S)
+            # the container's bootstrap runs agentenv's in-sandbox request server from its source
+            stream.send({"op": "load", "root": request.root}, _SERVER_SOURCE)
+            reply, _ = stream.recv()
+            if "error" in reply:
+                raise SandboxError(f"the request server in {name} did not start: {reply.get('message')}")
             stream.send({"op": "ping"})
             reply, _ = stream.recv()
             if "error" in reply:

@@ -1,0 +1,698 @@
+"""The request server inside every sandbox: one file that every backend runs.
+
+The namespace backend's init (pid 1 of each sandbox) and the Docker backend's helper (pid 1 of each
+container) answer the same framed requests with this code: ``exec`` (a command with a wall-time
+limit, capped output, collected files and named pipes), ``read``, ``write``, ``remove``, ``list``
+and ``ping``. It runs on the sandbox's own Python (3.7 or later), from its source text, so it uses
+the standard library only and imports nothing of agentenv: the namespace backend sends it to its
+zygote ahead of ``builtin/_nszygote.py``; the Docker backend sends it to the small bootstrap each
+container starts with. :func:`agentenv.sandbox_server_source` gives the text to a third-party backend.
+
+Message: ``!II`` (header length, body length), the JSON header, the body bytes. One reply per
+request, in order; a failed request answers ``{"error": <exception class>, "errno", "message"}``.
+
+Two path policies, one per kind of sandbox:
+
+* :class:`Server` (a sandbox whose init also sees the host until it pivots: the namespace
+  backend). A path is resolved here, symlink by symlink, and must end within bounds: reads and
+  listings anywhere but /proc, /sys and /dev, writes and removals in the workspace or /tmp only.
+  Only symlinks within the same bounds are followed; the result is then opened one component at
+  a time with ``O_NOFOLLOW``, so a symlink swapped in meanwhile fails instead of being followed.
+* :class:`ContainerServer` (a container whose whole file system is the sandbox's own): a final
+  symlink is never followed on read, and a write replaces a symlink instead of writing through it.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import stat
+import struct
+import sys
+import time
+
+HEADER = struct.Struct("!II")
+MAX_READ = 64 << 20
+PSEUDO_FS = ("/proc", "/sys", "/dev")  # confined file requests never resolve into these
+# Python ignores these; a command must start with the defaults (``yes | head`` ends by SIGPIPE)
+DEFAULT_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT)
+
+
+# --------------------------------------------------------------------------- framing
+
+def send_msg(sock, header, body=b""):
+    h = json.dumps(header).encode()
+    sock.sendall(HEADER.pack(len(h), len(body)) + h + body)
+
+
+def _recv_exact(sock, n):
+    chunks, got = [], 0
+    while got < n:
+        chunk = sock.recv(min(n - got, 1 << 20))
+        if not chunk:
+            raise EOFError("peer closed")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def recv_msg(sock):
+    hlen, blen = HEADER.unpack(_recv_exact(sock, HEADER.size))
+    header = json.loads(_recv_exact(sock, hlen))
+    return header, _recv_exact(sock, blen) if blen else b""
+
+
+class Capped:
+    """Keeps the head and the tail of a stream up to *cap* bytes, counting what it drops."""
+
+    def __init__(self, cap):
+        self.half = max(cap // 2, 1)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def add(self, chunk):
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            extra = len(self.tail) - self.half
+            if extra > 0:
+                del self.tail[:extra]
+                self.dropped += extra
+
+    def value(self):
+        if self.dropped:
+            return bytes(self.head) + ("\n...[%d bytes dropped]...\n" % self.dropped).encode() + bytes(self.tail)
+        return bytes(self.head + self.tail)
+
+
+def which(name, path):
+    """*name* searched on *path* as a shell would (None when no executable file is found)."""
+    for d in path.split(":"):
+        candidate = os.path.join(d or ".", name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def error_reply(exc):
+    if isinstance(exc, OSError):
+        return {"error": exc.__class__.__name__, "errno": exc.errno, "message": str(exc)}
+    return {"error": "RuntimeError", "message": "%s: %s" % (type(exc).__name__, exc)}
+
+
+# --------------------------------------------------------------------------- the server
+
+class Server:
+    """Answers requests for one sandbox. *limits* is the request's ``Limits.to_json()``.
+
+    Hooks a backend overrides: :meth:`spawn` (how a command starts; returns its pid and how it
+    started), :meth:`oom_count`, :meth:`only_keepers_left` (processes that outlive a kill-all by
+    design), and :attr:`watch` (a socket whose EOF during a command means the caller is gone)."""
+
+    def __init__(self, root, uid, gid, limits=None):
+        self.root = root
+        self.uid, self.gid = uid, gid
+        self.limits = dict(limits or {})
+        self.spawn_rlimits = []  # limits a child sets on itself after fork (address space, CPU time)
+        self.watch = None
+
+    # ---- the request loop
+    def handle(self, req, body):
+        """One request to (reply header, reply body); never raises for a bad request."""
+        try:
+            method = getattr(self, "op_" + str(req.get("op")), None)
+            if method is None:
+                raise ValueError("unknown request %r" % (req.get("op"),))
+            return method(req, body)
+        except Exception as exc:  # report, never die: the caller decides
+            return error_reply(exc), b""
+
+    def op_ping(self, req, body):
+        return {"ok": True, "python": sys.version.split()[0], "pid": os.getpid()}, b""
+
+    # ---- processes
+    def reap(self):
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+
+    def only_keepers_left(self):
+        """True when the only children left are ones kept by design (none here)."""
+        return False
+
+    def kill_all(self):
+        """Kill every process but this one (pid 1), and reap them all before the next command.
+
+        One ``kill(-1)`` misses what a fork bomb forks while the kernel walks the process list,
+        and a killed process holds its pid (and its place under ``pids.max``) until reaped. Every
+        process of the namespace descends from pid 1, so "no child left" means none is left."""
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            try:
+                while os.waitpid(-1, os.WNOHANG)[0]:
+                    pass
+            except ChildProcessError:
+                return
+            if self.only_keepers_left():
+                return
+            time.sleep(0.001)
+
+    def oom_count(self):
+        return 0
+
+    def spawn(self, argv, env, cwd, stdin, stdout, stderr, req):
+        """Start a command in a new session with the given pipes. Returns (pid, status_fd): a
+        status fd, where not None, is read after the command for how it started."""
+        try:
+            os.chdir(cwd)
+        except OSError:
+            os.chdir("/")
+        try:
+            if "/" not in argv[0]:
+                argv = [which(argv[0], env.get("PATH", "/usr/bin:/bin")) or argv[0]] + list(argv[1:])
+            if not self.spawn_rlimits and hasattr(os, "posix_spawn"):
+                # vfork: no copy of this interpreter's page tables; the server's own fds are close-on-exec
+                return os.posix_spawn(
+                    argv[0], argv, env, setsid=True, setsigdef=DEFAULT_SIGNALS,
+                    file_actions=[(os.POSIX_SPAWN_DUP2, stdin, 0), (os.POSIX_SPAWN_DUP2, stdout, 1),
+                                  (os.POSIX_SPAWN_DUP2, stderr, 2)]), None
+            return self._fork_exec(argv, env, stdin, stdout, stderr), None
+        finally:
+            os.chdir("/")
+
+    def _fork_exec(self, argv, env, stdin, stdout, stderr):
+        """The slow path, for limits a child must set on itself (address space, CPU time)."""
+        err_r, err_w = os.pipe()  # close-on-exec: EOF means exec succeeded
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setsid()
+                os.dup2(stdin, 0)
+                os.dup2(stdout, 1)
+                os.dup2(stderr, 2)
+                for sig in DEFAULT_SIGNALS:
+                    signal.signal(sig, signal.SIG_DFL)
+                for which_limit, n in self.spawn_rlimits:
+                    import resource
+                    resource.setrlimit(which_limit, (n, n))
+                os.execve(argv[0], argv, env)
+            except OSError as exc:
+                os.write(err_w, str(exc.errno).encode())
+            finally:
+                os._exit(127)
+        os.close(err_w)
+        failed = os.read(err_r, 32)
+        os.close(err_r)
+        if failed:
+            os.waitpid(pid, 0)
+            code = int(failed)
+            raise OSError(code, os.strerror(code))
+        return pid
+
+    def op_exec(self, req, body):
+        cap = int(req.get("max_output_bytes") or self.limits.get("max_output_bytes") or 1 << 20)
+        timeout = float(req.get("timeout") or self.limits.get("wall_time_s") or 60)
+        env, argv = req["env"], req["argv"]
+        cwd = req.get("cwd") or req.get("root") or self.root
+        oom_before = self.oom_count()
+        self.reap()  # orphans that ended while the server was idle still hold their pids
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        in_r, in_w = os.pipe()
+        pipes = {}  # read fd -> (path, our own write fd that keeps EOF away, buffer)
+        for path in req.get("pipes", ()):  # before the command starts: it may open them at once
+            ends = self._make_pipe(path)
+            if ends is not None:
+                pipes[ends[0]] = (path, ends[1], bytearray())
+        start = time.monotonic()
+        try:
+            pid, status_fd = self.spawn(argv, env, cwd, in_r, out_w, err_w, req)
+        except OSError as exc:  # report like a shell does: the command could not start
+            for fd in (out_r, err_r, in_w, out_w, err_w, in_r) + tuple(fd for r, (_, w, _) in pipes.items()
+                                                                     for fd in (r, w)):
+                os.close(fd)
+            message = ("agentenv: cannot run %s: %s\n" % (argv[0], exc)).encode()
+            return {"exit_code": 127, "wall_ms": (time.monotonic() - start) * 1000, "cpu_ms": 0.0,
+                    "peak_memory_mb": 0.0, "timed_out": False, "oom_killed": False, "truncated": False,
+                    "stdout_len": 0, "stderr_len": len(message), "artifacts": {}, "start": "cold"}, message
+        for fd in (out_w, err_w, in_r):
+            os.close(fd)
+        if body:
+            self._feed(in_w, body)
+        os.close(in_w)
+        pidfd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None
+        bufs = {out_r: Capped(cap), err_r: Capped(cap)}
+        open_fds = [out_r, err_r] + list(pipes)
+        timed_out = False
+        status = rusage = None
+        deadline = start + timeout
+        watch = [self.watch] if self.watch is not None else []
+        while status is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                try:
+                    os.kill(-1, signal.SIGKILL)  # pid 1 kills every other process of the namespace
+                except ProcessLookupError:
+                    pass
+                _, status, rusage = os.wait4(pid, 0)
+                self.kill_all()
+                break
+            waits = open_fds + ([pidfd] if pidfd is not None else []) + watch
+            ready, _, _ = select.select(waits, [], [], remaining if pidfd is not None else min(remaining, 0.01))
+            if pidfd is None:
+                got, st, ru = os.wait4(pid, os.WNOHANG)
+                if got:
+                    status, rusage = st, ru
+            for fd in ready:
+                if fd is self.watch:  # the caller never speaks during a command: this is its EOF
+                    try:
+                        gone = not self.watch.recv(1, socket.MSG_PEEK)
+                    except OSError:
+                        gone = True
+                    if gone:
+                        self.kill_all()
+                        os._exit(0)
+                elif fd == pidfd:
+                    _, status, rusage = os.wait4(pid, 0)
+                elif fd in pipes:
+                    self._read_pipe(fd, pipes[fd][2])
+                else:
+                    chunk = os.read(fd, 65536)
+                    if chunk:
+                        bufs[fd].add(chunk)
+                    else:
+                        open_fds.remove(fd)
+        wall = (time.monotonic() - start) * 1000
+        captured = {}
+        for fd, (path, writer, data) in pipes.items():
+            os.close(writer)
+            self._read_pipe(fd, data)
+            os.close(fd)
+            open_fds.remove(fd)
+            try:
+                os.unlink(path)  # later writers find nothing to write into
+            except OSError:
+                pass
+            captured[path] = bytes(data)
+        for fd in open_fds:  # drain what the command left; background processes may keep pipes open
+            os.set_blocking(fd, False)
+            try:
+                while True:
+                    chunk = os.read(fd, 65536)
+                    if not chunk:
+                        break
+                    bufs[fd].add(chunk)
+            except BlockingIOError:
+                pass
+        for fd in (out_r, err_r) + ((pidfd,) if pidfd is not None else ()):
+            os.close(fd)
+        started = self.started_how(status_fd)
+        oom = self.oom_count() > oom_before
+        code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        artifacts = {}
+        blob = b""
+        for path, data in captured.items():
+            artifacts[path] = [len(blob), len(data)]
+            blob += data
+        for path in req.get("collect", ()):
+            try:
+                data = self.read(path)
+            except OSError:
+                continue
+            artifacts[path] = [len(blob), len(data)]
+            blob += data
+        out, err = bufs[out_r].value(), bufs[err_r].value()
+        reply = {
+            "exit_code": code, "wall_ms": wall,
+            "cpu_ms": (rusage.ru_utime + rusage.ru_stime) * 1000 if rusage else 0.0,
+            "peak_memory_mb": (rusage.ru_maxrss / 1024) if rusage else 0.0,
+            "timed_out": timed_out, "oom_killed": oom,
+            "truncated": bufs[out_r].dropped > 0 or bufs[err_r].dropped > 0,
+            "stdout_len": len(out), "stderr_len": len(err), "artifacts": artifacts, "start": started,
+        }
+        return reply, out + err + blob
+
+    @staticmethod
+    def started_how(status_fd):
+        """How the command started, from what its starter wrote on *status_fd* (then closed)."""
+        if status_fd is None:
+            return "cold"
+        data = b""
+        os.set_blocking(status_fd, False)
+        try:
+            while len(data) < 4096:
+                chunk = os.read(status_fd, 4096)
+                if not chunk:
+                    break
+                data += chunk
+        except BlockingIOError:
+            pass
+        os.close(status_fd)
+        return data.decode("utf-8", "replace") or "cold: the warm start failed before it began"
+
+    def _make_pipe(self, path):
+        """A named pipe at *path* that the server reads while the command runs.
+
+        A report written there is exactly what was written during the command: a second writer
+        (an atexit hook overwriting the report, say) appends to it and so spoils it, and a writer
+        after the command finds no pipe. The server holds a write end too, so it never sees EOF early.
+        Its folder is made when missing (a reward file has no judge files beside it)."""
+        try:
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+            if os.path.lexists(path):
+                os.unlink(path)
+            os.mkfifo(path, 0o600)
+            reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            writer = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:
+            return None
+        return reader, writer
+
+    @staticmethod
+    def _read_pipe(fd, data):
+        try:
+            while len(data) < MAX_READ:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                data += chunk
+        except BlockingIOError:
+            pass
+
+    @staticmethod
+    def _feed(fd, data):
+        os.set_blocking(fd, False)
+        view = memoryview(data)
+        deadline = time.monotonic() + 5
+        while view and time.monotonic() < deadline:
+            select.select([], [fd], [], 0.1)
+            try:
+                view = view[os.write(fd, view):]
+            except BlockingIOError:
+                continue
+            except BrokenPipeError:
+                return
+
+    # ---- file requests (confined: see the module docstring)
+    def _allowed(self, path):
+        return any(path == base or path.startswith(base.rstrip("/") + "/") for base in (self.root, "/tmp"))
+
+    @staticmethod
+    def _readable(path):
+        return not any(path == top or path.startswith(top + "/") for top in PSEUDO_FS)
+
+    @staticmethod
+    def _refuse(path, write=True):
+        why = "outside the workspace and /tmp" if write else "in /proc, /sys or /dev"
+        return PermissionError(errno.EACCES, "refused: %s" % why, path)
+
+    def _resolve(self, path, write=True):
+        """The physical path *path* names (every symlink followed), refused unless within bounds."""
+        allowed = self._allowed if write else self._readable
+        parts = [p for p in path.split("/") if p not in ("", ".")]
+        parts.reverse()
+        cur, links = "/", 0
+        while parts:
+            name = parts.pop()
+            if name == "..":
+                cur = os.path.dirname(cur)
+                continue
+            nxt = os.path.join(cur, name)
+            try:
+                st = os.lstat(nxt)
+            except (FileNotFoundError, NotADirectoryError):
+                cur = os.path.join(nxt, *reversed(parts)) if parts else nxt
+                break
+            if stat.S_ISLNK(st.st_mode):
+                links += 1
+                if not allowed(nxt) or links > 40:
+                    raise self._refuse(path, write)
+                target = os.readlink(nxt)
+                parts += [p for p in reversed(target.split("/")) if p not in ("", ".")]
+                if target.startswith("/"):
+                    cur = "/"
+                continue
+            cur = nxt
+        cur = os.path.normpath(cur)
+        if not allowed(cur):
+            raise self._refuse(path, write)
+        return cur
+
+    @staticmethod
+    def _open_dir(path):
+        """An O_PATH fd of the directory *path* (physical: no component may be a symlink)."""
+        fd = os.open("/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            for name in [p for p in path.split("/") if p]:
+                nfd = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+                os.close(fd)
+                fd = nfd
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def _open_in(self, path, flags, mode=0o600):
+        real = self._resolve(path, write=False)
+        parent, name = os.path.split(real)
+        if not name:
+            raise IsADirectoryError(errno.EISDIR, "is a directory", path)
+        dfd = self._open_dir(parent)
+        try:
+            return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dfd)
+        finally:
+            os.close(dfd)
+
+    def read(self, path):
+        try:  # O_NONBLOCK: a FIFO opens at once, and is then refused as not a regular file
+            fd = self._open_in(path, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise self._refuse(path, write=False) from None
+            raise OSError(exc.errno, exc.strerror, path) from None  # never the resolved path
+        return _read_fd(fd, path)
+
+    def op_read(self, req, body):
+        return {"ok": True}, self.read(req["path"])
+
+    def _make_dirs(self, path):
+        """Create the directories of *path* below the root, replacing symlinks instead of following."""
+        parts = path.strip("/").split("/")
+        cur = ""
+        for part in parts:
+            cur += "/" + part
+            try:
+                st = os.lstat(cur)
+            except FileNotFoundError:
+                os.mkdir(cur)
+                os.chown(cur, self.uid, self.gid)
+                continue
+            if not stat.S_ISDIR(st.st_mode):
+                if not (cur + "/").startswith(self.root.rstrip("/") + "/"):
+                    raise OSError(errno.ENOTDIR, "not a directory", cur)
+                os.unlink(cur)
+                os.mkdir(cur)
+                os.chown(cur, self.uid, self.gid)
+
+    def op_write(self, req, body):
+        path = os.path.normpath(req["path"])
+        if not self._allowed(path) or path in (self.root, "/tmp"):
+            raise self._refuse(req["path"])
+        self._make_dirs(os.path.dirname(path))
+        real = self._resolve(os.path.dirname(path))
+        dfd = self._open_dir(real)
+        try:
+            name = os.path.basename(path)
+            _remove_at(dfd, name, os.path.join(real, name))
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                         dir_fd=dfd)
+        finally:
+            os.close(dfd)
+        try:
+            view = memoryview(body)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fchown(fd, self.uid, self.gid)
+            os.fchmod(fd, int(req.get("mode", 0o644)))
+        finally:
+            os.close(fd)
+        return {"ok": True}, b""
+
+    def op_remove(self, req, body):
+        path = os.path.normpath(req["path"])
+        if not self._allowed(path) or path in (self.root, "/tmp"):
+            raise self._refuse(req["path"])
+        try:
+            real = self._resolve(os.path.dirname(path))
+            dfd = self._open_dir(real)
+        except FileNotFoundError:  # no parent, so nothing to remove: not an error (the protocol's promise)
+            return {"ok": True}, b""
+        try:
+            name = os.path.basename(path)
+            _remove_at(dfd, name, os.path.join(real, name))
+        finally:
+            os.close(dfd)
+        return {"ok": True}, b""
+
+    def op_list(self, req, body):
+        base = self._resolve(req["path"], write=False)
+        if not os.path.isdir(base):
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory", req["path"])
+        return {"files": _walk(base, skip_pseudo=True)}, b""
+
+
+class ContainerServer(Server):
+    """The server for a container, whose whole file system is the sandbox's own (Docker)."""
+
+    def oom_count(self):
+        for path in ("/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events"):
+            try:
+                with open(path) as f:
+                    for line in f:
+                        key, _, value = line.partition(" ")
+                        if key == "oom_kill":
+                            return int(value)
+            except OSError:
+                continue
+        return 0
+
+    def read(self, path):
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            raise OSError(errno.ELOOP, "refusing to follow a symlink", path)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
+        return _read_fd(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC), path)
+
+    def op_write(self, req, body):
+        path = req["path"]
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                os.unlink(path)  # replace the link, never write through it
+        except FileNotFoundError:
+            pass
+        mode = int(req.get("mode", 0o644))
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+        with os.fdopen(fd, "wb") as f:
+            f.write(body)
+        os.chmod(path, mode)
+        return {"ok": True}, b""
+
+    def op_remove(self, req, body):
+        path = req["path"]
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            return {"ok": True}, b""
+        if stat.S_ISDIR(st.st_mode):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+        return {"ok": True}, b""
+
+    def op_list(self, req, body):
+        return {"files": _walk(req["path"], skip_pseudo=False)}, b""
+
+    def op_untar(self, req, body):
+        import tarfile
+        root = req["path"]
+        os.makedirs(root, exist_ok=True)
+        with tarfile.open(fileobj=io.BytesIO(body)) as tar:
+            for member in tar.getmembers():  # written by the backend from the task's workspace; still check
+                if member.name.startswith("/") or ".." in member.name.split("/"):
+                    raise ValueError("unsafe path in workspace archive: %r" % member.name)
+            tar.extractall(root)
+        return {"ok": True}, b""
+
+
+def _read_fd(fd, path):
+    """The contents of the regular file open at *fd* (closed here), at most MAX_READ bytes."""
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", path)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        if st.st_size > MAX_READ:
+            raise OSError(errno.EFBIG, "file larger than %d bytes" % MAX_READ, path)
+        os.set_blocking(fd, True)
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _remove_at(dfd, name, full):
+    try:
+        st = os.lstat(name, dir_fd=dfd)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        shutil.rmtree(full)  # fd-based: symlinks inside are removed, never followed
+    else:
+        os.unlink(name, dir_fd=dfd)
+
+
+def _walk(base, skip_pseudo):
+    """Every file and symlink below *base*, as sorted relative paths (at most ~100,000)."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(base):
+        if skip_pseudo and dirpath == "/":
+            dirnames[:] = [d for d in dirnames if "/" + d not in PSEUDO_FS]
+        rel = os.path.relpath(dirpath, base)
+        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            out.append(name if rel == "." else rel + "/" + name)
+        if len(out) > 100000:
+            break
+    return sorted(out)
+
+
+# --------------------------------------------------------------------------- stdio transport
+
+def serve_stdio(read_exact, write, server_class=ContainerServer, root="/app"):
+    """Serve framed requests read with *read_exact(n)* (EOFError at the end), replies passed to
+    *write(bytes)*, until the stream ends: a container's pid 1 on its stdin and stdout."""
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    server = server_class(root, os.getuid(), os.getgid())
+    while True:
+        try:
+            hlen, blen = HEADER.unpack(read_exact(HEADER.size))
+            req = json.loads(read_exact(hlen))
+            body = read_exact(blen) if blen else b""
+        except EOFError:
+            return  # the backend closed the stream: the container ends with us
+        reply, data = server.handle(req, body)
+        server.reap()
+        h = json.dumps(reply).encode()
+        write(HEADER.pack(len(h), len(data)) + h + data)
+
+
+def source():
+    """This file's text: what a backend sends into a sandbox to run it."""
+    with open(os.path.abspath(__file__), encoding="utf-8") as f:
+        return f.read()

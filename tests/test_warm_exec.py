@@ -1,0 +1,332 @@
+"""Warm interpreters in namespace sandboxes: Python commands fork a template started before any
+command ran, and see what a cold start would have given them (issue 17)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import textwrap
+
+import pytest
+
+from agentenv import CodingEnv
+from agentenv._sandbox import Limits, RuntimeEnv, SandboxRequest
+from agentenv.builtin import namespace
+from agentenv.builtin._nszygote import TEMPLATE_UID
+from agentenv.builtin.namespace import NamespaceBackend
+
+_AVAILABLE = NamespaceBackend.availability()
+pytestmark = pytest.mark.skipif(not _AVAILABLE.ok, reason=f"namespace backend unavailable: {_AVAILABLE.reason}")
+ROOTLESS = os.geteuid() != 0
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PREFIX = sys.base_prefix
+RUNTIME = RuntimeEnv("python3", tuple(p for p in (PREFIX,) if not p.startswith("/usr")),
+                     {"PATH": f"{PREFIX}/bin:/usr/local/bin:/usr/bin:/bin"})
+
+# Everything of the interpreter's state a program could look at, as JSON.
+PROBE = textwrap.dedent(r'''
+    import json, os, resource, signal, site, sys, warnings
+    main = sys.modules["__main__"]
+    with open("/proc/self/status") as f:
+        status = {k: v.strip() for k, v in (l.split(":", 1) for l in f)
+                  if k in ("Uid", "Gid", "Groups", "CapEff", "CapPrm", "CapBnd", "NoNewPrivs", "Seccomp")}
+    with open("/proc/self/cmdline", "rb") as f:
+        cmdline = [c.decode() for c in f.read().rstrip(b"\0").split(b"\0")]
+    state = {
+        "argv": sys.argv, "orig_argv": sys.orig_argv, "path": sys.path, "flags": list(sys.flags),
+        "pycache_prefix": sys.pycache_prefix, "dont_write_bytecode": sys.dont_write_bytecode,
+        "environ": dict(os.environ), "cwd": os.getcwd(), "main": sorted(vars(main)),
+        "file": getattr(main, "__file__", None), "name": __name__, "executable": sys.executable,
+        "ppid": os.getppid(), "ids": [os.getresuid(), os.getresgid(), os.getgroups()],
+        "session_leader": os.getsid(0) == os.getpid(),
+        "signals": [str(signal.getsignal(s)) for s in (signal.SIGINT, signal.SIGPIPE, signal.SIGXFSZ,
+                                                         signal.SIGTERM, signal.SIGCHLD)],
+        "blocked": sorted(signal.pthread_sigmask(signal.SIG_BLOCK, [])),
+        "fds": sorted(int(f) for f in os.listdir("/proc/self/fd")),
+        "stdio": [(s.name, s.encoding, s.errors, s.line_buffering, s.write_through, s.mode)
+                  for s in (sys.stdin, sys.stdout, sys.stderr)],
+        "status": status, "cmdline": cmdline, "comm": open("/proc/self/comm").read(),
+        "umask": os.umask(0o22), "rlimits": [resource.getrlimit(r) for r in (
+            resource.RLIMIT_NOFILE, resource.RLIMIT_FSIZE, resource.RLIMIT_CORE, resource.RLIMIT_CPU)],
+        "user_site": site.ENABLE_USER_SITE, "meta_path": [repr(type(f)) for f in sys.meta_path],
+        "path_hooks": [getattr(h, "__qualname__", repr(type(h))) for h in sys.path_hooks], "warnings": [repr(f) for f in warnings.filters],
+        "modules": sorted(sys.modules),
+    }
+    print(json.dumps(state, sort_keys=True, default=repr))
+''')
+
+
+def request(workspace_dir=None, runtime=RUNTIME, **limits) -> SandboxRequest:
+    return SandboxRequest(runtime, workspace_dir, "/app", Limits(**{"wall_time_s": 30.0, **limits}))
+
+
+@pytest.fixture(scope="module")
+def backend():
+    b = NamespaceBackend(pool_size=1, warm=True)  # the host's Python has no pytest: "auto" would leave it cold
+    yield b
+    b.close()
+
+
+@pytest.fixture
+def box(backend):
+    with backend.open(request()) as sandbox:
+        if not ROOTLESS:
+            assert sandbox.isolation.features["warm_start"].startswith("on"), sandbox.isolation.features
+        yield sandbox
+
+
+def warm_and_cold(box, command: str, **kw):
+    """The same command line started warm and (behind the shell's ``exec``, which the warm path
+    leaves to the shell) cold."""
+    warm = box.exec(command, **kw)
+    cold = box.exec("exec " + command, **kw)
+    assert cold.start.startswith("cold"), cold
+    return warm, cold
+
+
+@pytest.mark.skipif(ROOTLESS, reason="rootless sandboxes have no warm interpreter (one uid only): "
+                                     "test_rootless_sandboxes_say_why_they_start_cold covers them")
+@pytest.mark.parametrize("variant", ["-c", "script", "-m"])
+def test_a_warm_start_sees_what_a_cold_start_sees(box, variant):
+    box.write_file("probe.py", PROBE.encode())
+    box.write_file("/tmp/extra/helper.py", b"X = 1\n")
+    if variant == "-c":
+        command, env = "python -c 'exec(open(\"/app/probe.py\").read())'", None
+    elif variant == "script":  # the environment of a scored pytest run, and options a cold start reads
+        command = "python -B -u probe.py one 'two words'"
+        env = {"PYTHONSAFEPATH": "1", "PYTHONNOUSERSITE": "1", "PYTHONPYCACHEPREFIX": "/tmp/pc",
+               "PYTHONPATH": "/tmp/extra", "PYTEST_ADDOPTS": "-x"}
+    else:
+        command, env = "python -m probe --flag", {"PYTHONPATH": "/tmp/extra"}
+    warm, cold = warm_and_cold(box, command, env=env, cwd="/app")
+    assert warm.start == "warm", warm
+    assert warm.exit_code == cold.exit_code == 0, (warm, cold)
+    got, want = json.loads(warm.stdout), json.loads(cold.stdout)
+    warm_modules, cold_modules = set(got.pop("modules")), set(want.pop("modules"))
+    assert got == want
+    # the template's extra modules are standard library ones a judge imports, never a test runner
+    assert cold_modules <= warm_modules and not {"pytest", "_pytest", "pluggy"} & warm_modules
+    assert warm.stderr == cold.stderr == ""
+
+
+@pytest.mark.skipif(ROOTLESS, reason="no warm interpreter in rootless mode")
+def test_exit_status_output_errors_and_limits_behave_as_cold(box):
+    cases = [
+        "import sys; print('out'); sys.exit(3)",
+        "raise ValueError('boom')",
+        "import sys; sys.exit('a message')",
+        "import atexit, sys; atexit.register(lambda: print('at exit')); sys.stdout.write('unflushed')",
+        "import os, signal; os.kill(os.getpid(), signal.SIGTERM)",
+        "import sys; print(sys.stdin.read().upper())",
+        "import threading, time; threading.Thread(target=lambda: (time.sleep(0.2), print('thread'))).start()",
+        "print('x' * 300000)",
+    ]
+    for code in cases:
+        warm, cold = warm_and_cold(box, f"python -c {json.dumps(code)}", stdin=b"piped in")
+        assert warm.start == "warm", warm
+        assert (warm.exit_code, warm.stdout, warm.stderr, warm.output_truncated) == \
+               (cold.exit_code, cold.stdout, cold.stderr, cold.output_truncated), code
+    with backend_for_limits() as (b, small):
+        slow = small.exec("python -c 'while True: pass'", timeout_s=1.5)
+        assert slow.timed_out and slow.start == "warm"
+        after = small.exec("python -c 'print(42)'")  # the kill of every command spared the template
+        assert after.stdout == "42\n" and after.start == "warm", after
+        capped = small.exec("python -c 'print(\"y\" * 10000)'")
+        assert capped.start == "warm" and capped.output_truncated and len(capped.stdout) < 4200, capped
+
+
+class backend_for_limits:
+    def __enter__(self):
+        self.backend = NamespaceBackend(pool_size=0, warm=True)
+        self.box = self.backend.open(request(max_output_bytes=4096))
+        return self.backend, self.box
+
+    def __exit__(self, *exc):
+        self.box.close()
+        self.backend.close()
+
+
+@pytest.mark.skipif(ROOTLESS, reason="no warm interpreter in rootless mode")
+def test_nothing_one_command_changes_reaches_the_next(box):
+    first = box.exec("python -c 'import json, os, sys; json.dumps = None; sys.modules[\"planted\"] = os; "
+                     "os.environ[\"LEAK\"] = \"1\"; sys.path.insert(0, \"/tmp\"); open(\"/tmp/seen\", \"w\")'")
+    assert first.start == "warm" and first.ok, first
+    second = box.exec("python -c 'import json, os, sys; print(json.dumps(1), \"planted\" in sys.modules, "
+                      "os.environ.get(\"LEAK\"), \"/tmp\" in sys.path)'")
+    assert second.start == "warm" and second.stdout == "1 False None False\n", second
+    # a workspace module that would shadow a preloaded one: the command starts cold and imports it
+    box.write_file("json.py", b"def dumps(x):\n    return 'the workspace json'\n")
+    shadowed = box.exec("python -c 'import json; print(json.dumps(1))'", cwd="/app")
+    assert shadowed.start.startswith("cold: json.py in") and shadowed.stdout == "the workspace json\n", shadowed
+    elsewhere = box.exec("python -c 'import json; print(json.dumps(1))'", cwd="/tmp")
+    assert elsewhere.start == "warm" and elsewhere.stdout == "1\n", elsewhere
+
+
+def test_commands_that_need_the_shell_or_other_programs_start_cold(box):
+    for command, why in [("true", "not the runtime's python"), ("python -c pass; true", "shell syntax"),
+                         ("python -X dev -c pass", "interpreter option -X"),
+                         ("FOO=1 python -c pass", "shell syntax"),
+                         ("python -c pass " + "x" * 40000, "longer than the warm interpreter's")]:
+        result = box.exec(command)
+        assert result.ok and result.start.startswith("cold") and (ROOTLESS or why in result.start), result
+    tuned = box.exec("python -c pass", env={"PYTHONHASHSEED": "0"})  # the template's hash seed is its own
+    assert tuned.start.startswith("cold: PYTHONHASHSEED"), tuned
+
+
+def _status(pid: int) -> dict:
+    with open(f"/proc/{pid}/status") as f:
+        return {k: v.strip() for k, v in (line.split(":", 1) for line in f)}
+
+
+@pytest.mark.skipif(ROOTLESS, reason="no warm interpreter in rootless mode")
+def test_the_template_is_out_of_the_commands_reach(box):
+    assert box.exec("python -c pass").start == "warm"  # the template is up
+    # the template is the sandbox's keeper: init's parent, pid 1 of a namespace above the sandbox's
+    template = int(_status(box.init_pid)["PPid"])
+    status = _status(template)
+    assert [int(x) for x in status["Uid"].split()] == [TEMPLATE_UID, 65534, TEMPLATE_UID, 65534]
+    assert status["CapEff"] == status["CapPrm"] == status["CapBnd"] == "0" * 16
+    assert status["NoNewPrivs"] == "1" and status["Seccomp"] == "2"
+    assert status["NSpid"] == f"{template}\t1"  # no pid in the sandbox's namespace: nothing there can name it
+    assert os.readlink(f"/proc/{template}/ns/mnt") == os.readlink(f"/proc/{box.init_pid}/ns/mnt")
+    # from inside: only init and the command itself exist; no pid reaches anything else
+    attack = box.exec(["/bin/sh", "-c", textwrap.dedent("""
+        exec python -S -c '
+        import ctypes, os, signal
+        libc = ctypes.CDLL(None, use_errno=True)
+        me = os.getpid()
+        print(sorted(int(p) for p in os.listdir("/proc") if p.isdigit()) == [1, me])
+        hits = []
+        for pid in range(2, 4096):
+            if pid == me:
+                continue
+            try:
+                os.kill(pid, 0)
+                hits.append(pid)
+            except ProcessLookupError:
+                pass
+            except PermissionError:
+                hits.append(pid)
+        print(hits, libc.ptrace(16, 1, 0, 0), ctypes.get_errno())
+        '
+    """)])
+    assert attack.stdout == "True\n[] -1 1\n", attack
+    assert box.exec("python -c 'print(7)'").stdout == "7\n"
+    assert _status(template)["State"][0] in "SR"  # still there, still serving (not a zombie)
+
+
+@pytest.mark.skipif(ROOTLESS, reason="no warm interpreter in rootless mode")
+def test_a_scored_pytest_episode_runs_warm_and_keeps_the_judge(monkeypatch):
+    starts = []
+    real_exec = namespace.NamespaceSandbox.exec
+
+    def recording(self, command, **kw):
+        result = real_exec(self, command, **kw)
+        starts.append((str(command), result.start))
+        return result
+
+    monkeypatch.setattr(namespace.NamespaceSandbox, "exec", recording)
+    task = os.path.join(REPO, "tasks", "examples", "fizzbuzz", "task.json")
+    backend = NamespaceBackend(pool_size=1)
+    env = CodingEnv(task, backend=backend)
+    try:
+        with open(os.path.join(REPO, "tasks", "examples", "fizzbuzz", "solution", "fizzbuzz.py")) as f:
+            solution = f.read()
+        env.reset()
+        _, reward, *_, info = env.step(solution)
+        assert reward == 1.0 and info["integrity"]["ok"], info
+        scored = [s for c, s in starts if "agentenv_judge_" in c]
+        assert scored == ["warm"], starts
+        # the judge still catches a solution that patches the test runner from inside the run
+        env.reset()
+        cheat = solution + "\nimport _pytest.runner\n_pytest.runner.call_and_report = lambda *a, **k: None\n"
+        _, reward, *_, info = env.step(cheat)
+        assert reward == 0.0 and not info["integrity"]["ok"], info
+    finally:
+        env.close()
+        backend.close()
+
+
+def test_rootless_and_rlimit_sandboxes_say_why_they_have_no_warm_interpreter(backend):
+    request_ = request()
+    rootless, backend._userns = backend._userns, {"uid": 1000, "gid": 1000}
+    try:  # (CI runs as root: what a rootless backend decides, without a rootless backend)
+        assert backend._warm_config(request_, True)["warm_off"].startswith("rootless mode")
+    finally:
+        backend._userns = rootless
+    if not ROOTLESS:
+        assert backend._warm_config(request_, False)["warm_off"].startswith("rlimit fallback")
+        assert "warm" in backend._warm_config(request_, True)
+
+
+def test_by_default_only_runtimes_with_pytest_get_a_warm_interpreter():
+    b = NamespaceBackend(pool_size=0)
+    try:
+        with b.open(request()) as box:  # the host's Python, without pytest
+            assert box.isolation.features["warm_start"].startswith("off: "), box.isolation.features
+            assert box.exec("python -c pass").start.startswith("cold: off: ")
+    finally:
+        b.close()
+
+
+@pytest.mark.skipif(ROOTLESS, reason="no warm interpreter in rootless mode")
+def test_the_humaneval_judge_runs_warm_when_asked_and_judges_alike(monkeypatch):
+    starts = []
+    real_exec = namespace.NamespaceSandbox.exec
+
+    def recording(self, command, **kw):
+        result = real_exec(self, command, **kw)
+        starts.append(result.start)
+        return result
+
+    monkeypatch.setattr(namespace.NamespaceSandbox, "exec", recording)
+    problems = os.path.join(REPO, "tasks", "humaneval_mini", "problems")
+    task = os.path.join(problems, sorted(os.listdir(problems))[0])
+    rewards = {}
+    for warm in (True, False):
+        backend = NamespaceBackend(pool_size=0, warm=warm)
+        env = CodingEnv(task, backend=backend)
+        try:
+            reference = env.task.reference_files()
+            solution = next(iter(reference.values()))
+            solution = solution.decode() if isinstance(solution, bytes) else solution
+            prompt = env.task.execution_steps[0]["content"].replace("<model_generated_code>", "")
+            completion = solution[len(prompt):]
+            for name, code in (("right", completion), ("wrong", "    return None\n"), ("loops", "    while True: pass\n")):
+                env.reset()
+                rewards[warm, name] = env.step(code)[1]
+        finally:
+            env.close()
+            backend.close()
+    assert rewards == {(True, "right"): 1.0, (True, "wrong"): 0.0, (True, "loops"): 0.0,
+                       (False, "right"): 1.0, (False, "wrong"): 0.0, (False, "loops"): 0.0}, rewards
+    assert starts[:3] == ["warm"] * 3 and all(s.startswith("cold") for s in starts[3:]), starts
+
+
+@pytest.mark.skipif(ROOTLESS, reason="no warm interpreter in rootless mode")
+def test_a_planted_user_site_reaches_cold_starts_only_as_it_would_anyway(box):
+    site = f"/tmp/.local/lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages"
+    assert box.exec(f"mkdir -p {site} && echo 'import os; os.environ[\"PLANTED\"] = \"yes\"' > {site}/x.pth").ok
+    probe = "python {}-c 'import os; print(os.environ.get(\"PLANTED\"))'"
+    with_site = box.exec(probe.format(""))
+    assert with_site.start.startswith("cold: a user site") and with_site.stdout == "yes\n", with_site
+    without = box.exec(probe.format("-s "))  # the template itself never read it
+    assert without.start == "warm" and without.stdout == "None\n", without
+
+
+@pytest.mark.skipif(ROOTLESS, reason="no warm interpreter in rootless mode")
+def test_an_unusable_template_leaves_the_sandbox_working_cold(backend):
+    odd = RuntimeEnv("python3", RUNTIME.mounts, {**RUNTIME.env, "PYTHONPATH": "relative/dir"})
+    with backend.open(request(runtime=odd)) as box:
+        for _ in range(3):  # the template gave up, and stays: it is the keeper the sandbox lives by
+            result = box.exec("python -c 'print(5)'")
+            assert result.stdout == "5\n" and result.start.startswith("cold: the warm interpreter is unusable"), result
+        # a workspace on the runtime's PYTHONPATH is fine: it is checked per command, never imported from
+    ws = RuntimeEnv("python3", RUNTIME.mounts, {**RUNTIME.env, "PYTHONPATH": "/app"})
+    with backend.open(request(runtime=ws)) as box:
+        assert box.exec("python -c pass").start == "warm"
+        box.write_file("json.py", b"print('workspace json')\n")
+        shadowed = box.exec("python -c 'import json'", cwd="/tmp")
+        assert shadowed.start.startswith("cold: json.py in /app") and shadowed.stdout == "workspace json\n"
