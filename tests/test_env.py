@@ -46,8 +46,10 @@ def test_reference_full_marks_noop_zero_in_both_modes(env_id):
             env.close()
         assert (ref.reward, ref.success, ref.reward_masked) == (1.0, True, False), (mode, ref.steps[-1]["output"][-2000:])
         assert (noop.reward, noop.success) == (0.0, False), mode
-        # the no-op really ran the tests: they failed, or (fast_primes) the slow code hit the wall-time limit
-        assert noop.info["metrics"]["tests_failed"] > 0 or noop.info["metrics"]["timed_out"] == 1.0
+        # the no-op really ran the tests: they failed, or (fast_primes) the slow code hit its CPU-time
+        # limit (killed by a signal) or the wall-time limit
+        m = noop.info["metrics"]
+        assert m["tests_failed"] > 0 or m["timed_out"] == 1.0 or m["exit_code"] < 0, m
 
 
 def test_generic_id_takes_a_task_path_and_reports_runtime_and_isolation():
