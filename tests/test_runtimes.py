@@ -54,3 +54,25 @@ def test_another_python_version_resolves_when_installed():
 def test_shell_runtime_has_bash_and_python():
     env = agentenv.registry().runtime_for("shell").prepare(EnvironmentConfig("shell", ("pytest==8.3.5",)))
     assert env.shell == "/bin/bash" and env.fingerprint["bash"].startswith("5.")
+
+
+def test_a_runtime_carries_a_read_only_bytecode_cache_and_never_reads_a_planted_one():
+    spec = agentenv.load_task(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                           "tasks", "examples", "fizzbuzz", "task.json"))
+    runtime = agentenv.registry().runtime_for(spec.environment.runtime).prepare(spec.environment, agentenv.cache_dir())
+    prefix = runtime.env["PYTHONPYCACHEPREFIX"]
+    assert os.path.basename(os.path.dirname(prefix)) == runtime.fingerprint["hash"] and os.path.isdir(prefix)
+    with agentenv.get_backend("namespace").open(agentenv.SandboxRequest(runtime)) as box:
+        box.write_file("mod.py", b"VALUE = 'source'\n")
+        # bytecode that says otherwise, where Python would look without a prefix
+        bad = compile("VALUE = 'planted'\n", "/app/mod.py", "exec")
+        import importlib.util
+        import marshal
+        import time
+        header = importlib.util.MAGIC_NUMBER + b"\0" * 4 + int(time.time()).to_bytes(4, "little") + (17).to_bytes(4, "little")
+        box.write_file("__pycache__/mod.cpython-311.pyc", header + marshal.dumps(bad))
+        r = box.exec("cd /app && python -c \"import json, mod; print(json.__cached__); print(mod.VALUE)\"")
+        cached, value = r.stdout.split()
+        assert cached.startswith(prefix) and value == "source", r
+        r = box.exec(f"touch {prefix}/x 2>&1 || echo refused")
+        assert "refused" in r.stdout, "the bytecode cache is read-only in a sandbox"

@@ -101,7 +101,10 @@ class PytestFormat(ReportFormat):
         pythonpath = ctx.runtime.env.get("PYTHONPATH")
         env = {"PYTHONPATH": f"{work}:{pythonpath}" if pythonpath else work, "PYTHONSAFEPATH": "1",
                "PYTHONNOUSERSITE": "1", "PYTEST_ADDOPTS": "", "PYTEST_PLUGINS": "",
-               "PYTHONPYCACHEPREFIX": f"{work}/pycache", "PYTHONDONTWRITEBYTECODE": "1"}
+               # never a __pycache__ of the workspace (the agent could plant one): the runtime's own
+               # read-only bytecode cache where it has one, else a fresh, empty one
+               "PYTHONPYCACHEPREFIX": ctx.runtime.env.get("PYTHONPYCACHEPREFIX") or f"{work}/pycache",
+               "PYTHONDONTWRITEBYTECODE": "1"}
         files = {f"{work}/{module}.py": _judge_source(), f"{work}/judge.key": key,
                  f"{work}/judge.json": json.dumps(settings).encode(), ini: config}
         return ScoredCommand(head + options + tail, report, env, files, state=key, pipe=ctx.pipes)
