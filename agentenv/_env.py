@@ -34,6 +34,7 @@ import string
 import threading
 import time
 import uuid
+from types import MappingProxyType
 from typing import Any, Callable, Iterator, Mapping
 
 import gymnasium as gym
@@ -146,6 +147,7 @@ class CodingEnv(gym.Env):
         self._hidden = self.task.hidden_files.read() if self.task.hidden_files else {}
         self._workspace_dir = materialize(self._pristine, cache_dir())
         self._protected = self.task.protected_paths
+        self._changed: dict[str, bytes] = {}  # what the agent changed or added in the evaluated workspace
         self.action_space = CodeText()
         self.observation_space = gym.spaces.Dict({
             "prompt": CodeText(), "output": CodeText(), "round": gym.spaces.Discrete(self.max_rounds + 2)})
@@ -334,7 +336,7 @@ class CodingEnv(gym.Env):
         current = set(guarded("listing the workspace (too deep or too many files?)", lambda: agent.list_files(root)))
         if len(current) > max_files:
             raise _WorkspaceRefused(f"it holds {len(current)} files; the evaluation copies at most {max_files}")
-        copied = 0
+        copied, self._changed = 0, {}
         for rel in sorted(current):
             if rel.count("/") >= max_depth:
                 raise _WorkspaceRefused(f"{rel[:200]!r} is nested more than {max_depth} directories deep")
@@ -351,6 +353,8 @@ class CodingEnv(gym.Env):
                 raise _WorkspaceRefused(f"the changed files hold more than {max_bytes} bytes, the evaluation's bound")
             if self._pristine.get(rel) != data:
                 guarded(f"copying {rel[:200]!r}", lambda: judge.write_file(rel, data))
+                if rel not in self._hidden:
+                    self._changed[rel] = data
         for rel in self._pristine:
             if rel not in current and not matches_any(rel, self._protected):
                 judge.remove(rel)
@@ -360,12 +364,17 @@ class CodingEnv(gym.Env):
             sandbox.write_file(rel, data)
         ctx = ActionContext(sandbox, self.task, self.mode, self._round, code=code)
         runs, outputs = [], []
+        if code is not None:
+            self._changed = {}
         for step in self.task.execution_steps:
             name = step["action"]
             if PLACEHOLDER in json.dumps(step):
                 if code is None:
                     continue  # agentic: the agent already wrote its files
                 step = {k: v.replace(PLACEHOLDER, code) if isinstance(v, str) else v for k, v in step.items()}
+                rel = self.task.relpath(str(step.get("path", "")))
+                if name == "overwrite_file" and not matches_any(rel, self._protected) and rel not in self._hidden:
+                    self._changed[rel] = str(step.get("content", "")).encode()
             if name == "run_command":
                 if runs:
                     self._restore_trusted(sandbox)
@@ -398,7 +407,7 @@ class CodingEnv(gym.Env):
             result = sandbox.exec(scored.command, timeout_s=timeout, env=scored.env or None,
                                   collect=[report_path] if report_path else ())
         report = result.artifacts.get(sandbox.resolve(report_path)) if report_path else None
-        run = RunContext(step["command"], result, scored.kind, report, scored.key)
+        run = RunContext(step["command"], result, scored.kind, report, scored.key, MappingProxyType(dict(self._changed)))
         metrics: dict[str, Any] = {}
         for provider in self._registry.metric_providers:
             try:

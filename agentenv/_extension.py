@@ -241,6 +241,9 @@ class RunContext:
     report_kind: str | None = None
     report: bytes | None = None
     report_key: bytes | None = None
+    #: the files of the evaluated workspace that the agent changed or added (path relative to the
+    #: workspace root -> content; protected and hidden files excluded), for metrics of the code itself
+    files: Mapping[str, bytes] = field(default_factory=dict)
 
 
 class MetricProvider(abc.ABC):
