@@ -100,7 +100,7 @@ def analyse(files: Mapping[str, bytes]) -> QualityReport:
         findings = lint_python(python)
         rules = collections.Counter(code for codes in findings.values() for code in codes)
         indices, complexities = [], []
-        for path, data in python.items():
+        for data in python.values():
             code = _text(data)
             if code is None:
                 indices.append(0.0)
@@ -162,7 +162,7 @@ def _findings(tool: str, argv: list[str], sources: Mapping[str, bytes], suffix: 
     batch fails, each file runs alone, and a file the tool cannot get through counts as one
     ``AGENTENV-UNANALYSABLE`` finding. Only a tool that fails on an empty file is the machinery's
     failure (:class:`QualityToolError`)."""
-    found: dict[str, list[str]] = {path: [TOO_LARGE] if len(data) > MAX_FILE_BYTES else [] for path, data in sources.items()}
+    found = {path: [TOO_LARGE] if len(data) > MAX_FILE_BYTES else [] for path, data in sources.items()}
     small = {p: d for p, d in sources.items() if len(d) <= MAX_FILE_BYTES}
     if not small:
         return found

@@ -27,6 +27,8 @@ POOL = [0, 1, -3, 2.5, "abc", "", "a b,c", [3, 1, 2], [], {"k": 1}, None, True, 
 CALLS = 24
 CALL_TIMEOUT_S = 0.3
 ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+|0x[0-9a-fA-F]{6,}")
+# line numbers (in tracebacks, pdb and warnings output) are formatting, which a degradation may change
+LINE = re.compile(r"((?:<[^>\n]*>|\.py)\()\d+(\))|(\bline )\d+")
 
 
 class _Timeout(BaseException):
@@ -38,8 +40,9 @@ def _alarm(signum, frame):
 
 
 def _normal(value):
-    text = ADDRESS.sub(" at 0x?", repr(value))
-    return text[:400]
+    text = value if isinstance(value, str) else repr(value)
+    text = LINE.sub(lambda m: (m.group(1) + "?" + m.group(2)) if m.group(1) else m.group(3) + "?", text)
+    return ADDRESS.sub(" at 0x?", text)[:400]
 
 
 def _arguments(fn, rng):
@@ -70,10 +73,10 @@ def _run(fn, calls):
                 result = fn(*args)
                 if inspect.isgenerator(result) or isinstance(result, (map, filter, zip, itertools.chain)):
                     result = list(itertools.islice(result, 50))
-            outcome = ["ok", _normal(result), _normal(args), out.getvalue()[:200]]
+            outcome = ["ok", _normal(result), _normal(args), _normal(out.getvalue()[:400])]
         except _Timeout:
             outcome = ["timeout"]
-        except BaseException as exc:  # noqa: BLE001 - any exception is an outcome to compare
+        except BaseException as exc:  # any exception is an outcome to compare
             outcome = ["raise", type(exc).__name__]
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -92,7 +95,7 @@ def _in_child(namespace, name, source, calls):
             ns = dict(namespace)
             exec(compile(source, f"<{name}>", "exec"), ns)
             data = json.dumps(_run(ns[name], calls)).encode()
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             data = json.dumps([["broken", type(exc).__name__]]).encode()
         with os.fdopen(write, "wb") as f:
             f.write(data)
@@ -130,7 +133,7 @@ def main(path):
             ns = dict(namespace)
             exec(compile(case["variants"]["original"], "<original>", "exec"), ns)
             calls = _arguments(ns[case["name"]], random.Random(case["id"]))
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             report["skipped"] = f"{type(exc).__name__}: {str(exc)[:100]}"
             print(json.dumps(report), flush=True)
             continue

@@ -32,14 +32,21 @@ def configure(p) -> None:
     d.add_argument("--backend", default="auto", help="sandbox backend for the behaviour check")
     d.add_argument("--no-progress", action="store_true")
 
+    c = sub.add_parser("check", help="run a dataset's degraded functions next to their originals in a sandbox "
+                       "(again, or with a larger sample) and record the result in its manifest")
+    c.add_argument("--data", default=DEFAULT_DATA)
+    c.add_argument("--sample", type=int, default=200)
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--backend", default="auto")
+
     t = sub.add_parser("train", help="train the model on a dataset (pairwise Bradley-Terry loss)")
     t.add_argument("--data", default=DEFAULT_DATA)
     t.add_argument("--out", default=DEFAULT_MODEL)
     t.add_argument("--epochs", type=int, default=4)
     t.add_argument("--batch-size", type=int, default=64)
     t.add_argument("--lr", type=float, default=3e-3)
-    t.add_argument("--dim", type=int, default=48, help="width of the network (default 48)")
-    t.add_argument("--layers", type=int, default=4, help="convolution layers (default 4)")
+    t.add_argument("--dim", type=int, default=32, help="width of the network (default 32)")
+    t.add_argument("--layers", type=int, default=3, help="convolution layers (default 3)")
     t.add_argument("--max-pairs", type=int, default=None, help="train on this many pairs at most")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda[:N]")
@@ -54,6 +61,9 @@ def configure(p) -> None:
     e.add_argument("--max-pairs", type=int, default=None, help="evaluate on this many pairs at most")
     e.add_argument("--out", default=None, help="write report.json, report.md and accuracy.png here")
     e.add_argument("--seed", type=int, default=0)
+    e.add_argument("--attack-sample", type=int, default=300, help="degraded functions attacked (default 300)")
+    e.add_argument("--stability-sample", type=int, default=1000,
+                   help="functions renamed to other proper words for the stability measure (default 1000)")
     e.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
 
     s = sub.add_parser("score", help="score Python files with a checkpoint")
@@ -67,7 +77,7 @@ def run(args) -> int:
     if step is None:
         _say("agentenv rm: name a step: dataset, train, eval or score (agentenv rm STEP --help)")
         return 2
-    return {"dataset": _dataset, "train": _train, "eval": _eval, "score": _score}[step](args)
+    return {"dataset": _dataset, "check": _check, "train": _train, "eval": _eval, "score": _score}[step](args)
 
 
 def _command() -> str:
@@ -75,8 +85,8 @@ def _command() -> str:
 
 
 def _dataset(args) -> int:
-    from . import behaviour, dataset
-    from .train import _progress_factory
+    from . import dataset
+    from .progress import progress_bar
 
     packages = [] if args.no_stdlib else dataset.stdlib_packages()
     if not args.no_site:
@@ -84,26 +94,36 @@ def _dataset(args) -> int:
     for folder in args.source:
         if not os.path.isdir(folder):
             raise dataset.DatasetError(f"--source {folder}: not a folder")
-        packages += dataset._packages_in(folder, "extra", lambda name: "", frozenset())
+        packages += dataset.packages_in(folder, "extra", lambda name: "", frozenset())
     if args.packages:
         wanted = set(args.packages.split(","))
         packages = [p for p in packages if p.name in wanted]
-    bar = _progress_factory(not args.no_progress)
+    bar = progress_bar(not args.no_progress)
     manifest = dataset.build(packages, args.out, seed=args.seed, per_package=args.per_package,
                              progress=lambda it: bar(list(it), "packages"), say=_say)
     manifest["command"] = _command()
-    if args.check_sample:
-        _say(f"running up to {args.check_sample} standard-library functions and their degraded versions in a sandbox")
-        report = behaviour.check(dataset.read_records(args.out), sample=args.check_sample, seed=args.seed,
-                                 backend=args.backend)
-        manifest["behaviour_check"] = report.to_json()
-        _say(f"behaviour check: {report.informative} informative functions ({report.variants} degraded versions, "
-             f"{report.calls} calls): {len(report.mismatches)} differ"
-             + (f": {report.mismatches[:3]}" if report.mismatches else ""))
     dataset.write_manifest(args.out, manifest)
-    counts = manifest["counts"]
-    print(json.dumps({"out": args.out, "counts": counts, "sha256": manifest["sha256"]}, indent=1))
-    return 1 if manifest.get("behaviour_check", {}).get("mismatches") else 0
+    print(json.dumps({"out": args.out, "counts": manifest["counts"], "sha256": manifest["sha256"]}, indent=1))
+    return _behaviour(args.out, args.check_sample, args.seed, args.backend) if args.check_sample else 0
+
+
+def _check(args) -> int:
+    return _behaviour(args.data, args.sample, args.seed, args.backend)
+
+
+def _behaviour(data_dir: str, sample: int, seed: int, backend: str) -> int:
+    """Run the behaviour check, record it in the manifest; exit status 1 when a version differs."""
+    from . import behaviour, dataset
+
+    manifest = dataset.read_manifest(data_dir)
+    _say(f"running up to {sample} standard-library functions and their degraded versions in a sandbox")
+    report = behaviour.check(dataset.read_records(data_dir), sample=sample, seed=seed, backend=backend)
+    manifest["behaviour_check"] = {**report.to_json(), "sample": sample, "seed": seed}
+    dataset.write_manifest(data_dir, manifest)
+    _say(f"behaviour check: {report.informative} informative functions ({report.variants} degraded versions, "
+         f"{report.calls} calls): {len(report.mismatches)} differ"
+         + (f": {report.mismatches[:3]}" if report.mismatches else ""))
+    return 1 if report.mismatches else 0
 
 
 def _train(args) -> int:
@@ -127,7 +147,8 @@ def _eval(args) -> int:
     from .reward import BUNDLED_CHECKPOINT
 
     report = evaluate(args.data, args.checkpoint or BUNDLED_CHECKPOINT, split=args.split, max_pairs=args.max_pairs,
-                      out_dir=args.out, seed=args.seed, say=_say)
+                      out_dir=args.out, seed=args.seed, attack_sample=args.attack_sample,
+                      stability_sample=args.stability_sample, say=_say)
     print(json.dumps(report, indent=1) if args.json else report["markdown"])
     return 0
 

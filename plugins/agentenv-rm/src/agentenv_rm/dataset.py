@@ -103,7 +103,7 @@ def split_of(package: str) -> str:
 def stdlib_packages() -> list[Package]:
     root = sysconfig.get_paths()["stdlib"]
     version = f"python {sys.version.split()[0]}"
-    return _packages_in(root, "stdlib", lambda name: version, skip=STDLIB_SKIP)
+    return packages_in(root, "stdlib", lambda name: version, skip=STDLIB_SKIP)
 
 
 def site_packages(exclude: Iterable[str] = ("agentenv",)) -> list[Package]:
@@ -116,12 +116,12 @@ def site_packages(exclude: Iterable[str] = ("agentenv",)) -> list[Package]:
             versions.setdefault(name, f"{dist.metadata['Name']} {dist.version}")
     out = []
     for root in sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}):
-        out += _packages_in(root, "site", lambda name: versions.get(name, ""), skip=frozenset(),
+        out += packages_in(root, "site", lambda name: versions.get(name, ""), skip=frozenset(),
                             exclude=tuple(exclude))
     return out
 
 
-def _packages_in(root: str, origin: str, version: Callable[[str], str], skip: frozenset[str],
+def packages_in(root: str, origin: str, version: Callable[[str], str], skip: frozenset[str],
                  exclude: tuple[str, ...] = ()) -> list[Package]:
     out = []
     try:
@@ -133,10 +133,9 @@ def _packages_in(root: str, origin: str, version: Callable[[str], str], skip: fr
         name = entry[:-3] if entry.endswith(".py") else entry
         if name in skip or name.startswith(exclude) or "." in name or "-" in name or name.startswith("__"):
             continue
-        if os.path.isdir(path) and not os.path.islink(path) and any(
-                n.endswith(".py") for n in os.listdir(path)):
-            out.append(Package(name, origin, path, version(name)))
-        elif entry.endswith(".py") and os.path.isfile(path):
+        package_dir = os.path.isdir(path) and not os.path.islink(path) and any(
+            n.endswith(".py") for n in os.listdir(path))
+        if package_dir or (entry.endswith(".py") and os.path.isfile(path)):
             out.append(Package(name, origin, path, version(name)))
     return out
 
@@ -162,9 +161,9 @@ def functions_in(path: str) -> Iterator[tuple[str, str]]:
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 start = min([d.lineno for d in child.decorator_list] + [child.lineno]) - 1
                 chunk = lines[start:child.end_lineno]
-                if not MIN_LINES <= sum(1 for l in chunk if l.strip()) <= MAX_LINES:
+                if not MIN_LINES <= sum(1 for line in chunk if line.strip()) <= MAX_LINES:
                     continue
-                if any(len(l.rstrip("\n")) > MAX_LINE_CHARS for l in chunk):
+                if any(len(line.rstrip("\n")) > MAX_LINE_CHARS for line in chunk):
                     continue
                 yield f"{prefix}{child.name}", textwrap.dedent("".join(chunk))
     yield from visit(tree, "")
@@ -175,7 +174,7 @@ def _worth_keeping(src: str) -> str | None:
     parsed = transforms.parse_function(src)
     if parsed is None:
         return None
-    tree, fn = parsed
+    tree = parsed[0]
     body = transforms.without_docstrings(tree).body[0].body
     if len(body) == 1 and isinstance(body[0], (ast.Pass, ast.Raise, ast.Expr, ast.Return)) and \
             not isinstance(getattr(body[0], "value", None), ast.Call):
@@ -204,10 +203,13 @@ def build(packages: list[Package], out_dir: str, seed: int = 0, per_package: int
         for package in progress(sorted(packages, key=lambda p: (p.name, p.origin))):
             split = split_of(package.name)
             rng = random.Random(f"{seed}:{package.name}")
+            files = list(package.files())
+            rng.shuffle(files)
             found = []
-            for file in package.files():
-                for qualname, src in functions_in(file):
-                    found.append((file, qualname, src))
+            for file in files:  # a random subset of a big package's files is enough to fill its quota
+                found += [(file, qualname, src) for qualname, src in functions_in(file)]
+                if len(found) >= 4 * per_package:
+                    break
             rng.shuffle(found)
             kept = 0
             for file, qualname, src in found:

@@ -16,7 +16,6 @@ Baselines (each decides a pair by comparing one number; a tie counts one half):
 
 from __future__ import annotations
 
-import ast
 import io
 import json
 import os
@@ -108,7 +107,7 @@ def _accuracy(pairs: Sequence[tuple[str, float, float]], higher: bool = True) ->
         else:
             won = 1.0 if (chosen > rejected) == higher else 0.0
         by_kind.setdefault(kind, []).append(won)
-        by_kind.setdefault("all", []).append(won)
+        by_kind.setdefault("overall", []).append(won)
     return {k: round(sum(v) / len(v), 4) for k, v in by_kind.items()}
 
 
@@ -150,7 +149,8 @@ def attack(src: str, how: str) -> str | None:
         out = []
         for line in lines:
             stripped = line.rstrip("\n")
-            out.append(stripped + (f"  # {INJECTION}" if stripped.strip() and not stripped.rstrip().endswith(("\\", ",", "(", "[", "{")) else "") + "\n")
+            open_line = stripped.rstrip().endswith(("\\", ",", "(", "[", "{"))
+            out.append(stripped + (f"  # {INJECTION}" if stripped.strip() and not open_line else "") + "\n")
         text = "".join(out)
         if transforms.parse_function(text) is None:
             text = src
@@ -181,7 +181,7 @@ def _summary(values: Sequence[float]) -> dict[str, float]:
 
 
 def evaluate(data_dir: str, checkpoint: str, *, split: str = "test", max_pairs: int | None = None,
-             out_dir: str | None = None, seed: int = 0, attack_sample: int = 300,
+             out_dir: str | None = None, seed: int = 0, attack_sample: int = 300, stability_sample: int = 1000,
              say: Callable[[str], None] = print) -> dict[str, Any]:
     rng = random.Random(seed)
     records = list(read_records(data_dir, [split]))
@@ -196,13 +196,16 @@ def evaluate(data_dir: str, checkpoint: str, *, split: str = "test", max_pairs: 
     say(f"{len(pairs)} {split} pairs from {len({p[0].package for p in pairs})} packages; scoring {len(texts)} snippets")
     model = dict(zip(texts, scorer.score_snippets(texts)))
     pairs = [p for p in pairs if model[p[2]] is not None and model[p[3]] is not None]
+    say("baselines: ruff, radon, identifier lengths, reference_similarity")
     lint = _lint_counts(texts)
     words = word_pool(data_dir, random.Random(seed))
     similarity = _reference_similarity()
-    references = {r.id: _reference(r, words, random.Random(f"{seed}:{r.id}")) for r in {p[0].id: p[0] for p in pairs}.values()}
+    unique = {p[0].id: p[0] for p in pairs}.values()
+    references = {r.id: _reference(r, words, random.Random(f"{seed}:{r.id}")) for r in unique}
     methods: dict[str, dict[str, float]] = {
         "readability model (this checkpoint)": _accuracy([(k, model[c], model[r]) for _, k, c, r in pairs]),
-        "lint findings (ruff, fewer is better)": _accuracy([(k, lint[c], lint[r]) for _, k, c, r in pairs], higher=False),
+        "lint findings (ruff, fewer is better)": _accuracy([(k, lint[c], lint[r]) for _, k, c, r in pairs],
+                                                           higher=False),
         "maintainability index (radon, default)": _accuracy(
             [(k, _maintainability(c), _maintainability(r)) for _, k, c, r in pairs]),
         "mean identifier length": _accuracy(
@@ -217,9 +220,10 @@ def evaluate(data_dir: str, checkpoint: str, *, split: str = "test", max_pairs: 
     report: dict[str, Any] = {"checkpoint": checkpoint, "checkpoint_meta": scorer.meta, "split": split,
                               "pairs": len(pairs), "packages": sorted({p[0].package for p in pairs}),
                               "pairs_by_kind": counts, "accuracy": methods}
-    report["beats_every_baseline"] = all(methods["readability model (this checkpoint)"]["all"] > v["all"]
+    report["beats_every_baseline"] = all(methods["readability model (this checkpoint)"]["overall"] > v["overall"]
                                          for name, v in methods.items() if not name.startswith("readability"))
-    report["stability"] = _stability(scorer, records, words, rng)
+    say("stability and attacks")
+    report["stability"] = _stability(scorer, records, words, stability_sample)
     report["attacks"] = _attacks(scorer, records, rng, attack_sample)
     report["markdown"] = _markdown(report, kinds)
     if out_dir:
@@ -232,62 +236,72 @@ def evaluate(data_dir: str, checkpoint: str, *, split: str = "test", max_pairs: 
     return report
 
 
-def _stability(scorer: Scorer, records: list[Record], words: list[str], rng: random.Random) -> dict[str, Any]:
+def _stability(scorer: Scorer, records: list[Record], words: list[str], sample: int) -> dict[str, Any]:
     """How far behaviour-preserving changes that leave readability alone move the score, next to
     how far the degradations move it."""
-    one, every, degraded, flips = [], [], [], 0
-    compared = 0
+    cases = []
     for record in records:
-        r1 = random.Random(f"one:{record.id}")
-        neutral = transforms.rename_equally(record.original, r1, words, how_many=1)
+        rng = random.Random(f"one:{record.id}")
+        neutral = transforms.rename_equally(record.original, rng, words, how_many=1)
         if neutral is None:
             continue
-        neutral_all = transforms.rename_equally(record.original, r1, words, how_many=99)
-        sources = [record.original, neutral, neutral_all or neutral, record.variants.get("rename") or ""]
-        base, n1, nall, bad = scorer.score_snippets(sources)
+        every = transforms.rename_equally(record.original, rng, words, how_many=99) or neutral
+        cases.append((record.original, neutral, every, record.variants.get("rename")))
+        if len(cases) >= sample:
+            break
+    scores = dict(zip(*_scored(scorer, {t for case in cases for t in case if t})))
+    one, every_, degraded, flips, compared = [], [], [], 0, 0
+    for original, neutral, every, bad in cases:
+        base, n1, nall = scores.get(original), scores.get(neutral), scores.get(every)
         if base is None or n1 is None:
             continue
         one.append(abs(n1 - base))
-        if nall is not None and neutral_all is not None:
-            every.append(abs(nall - base))
-        if bad is not None and record.variants.get("rename"):
-            degraded.append(abs(base - bad))
+        if nall is not None:
+            every_.append(abs(nall - base))
+        if bad and scores.get(bad) is not None:
+            degraded.append(abs(base - scores[bad]))
             compared += 1
-            flips += int((n1 > bad) != (base > bad))
-    return {"rename_one_local_to_another_word": _summary(one), "rename_every_local_to_other_words": _summary(every),
+            flips += int((n1 > scores[bad]) != (base > scores[bad]))
+    return {"rename_one_local_to_another_word": _summary(one), "rename_every_local_to_other_words": _summary(every_),
             "for_comparison_rename_to_meaningless_names": _summary(degraded),
             "pair_decisions_flipped_by_renaming_one_local": round(flips / compared, 4) if compared else None}
+
+
+def _scored(scorer: Scorer, texts: set[str]) -> tuple[list[str], list[float | None]]:
+    ordered = sorted(texts)
+    return ordered, scorer.score_snippets(ordered)
 
 
 def _attacks(scorer: Scorer, records: list[Record], rng: random.Random, sample: int) -> dict[str, Any]:
     """Content that is not code added to degraded functions: how much does it lift their score,
     and how often does it lift them above the original?"""
-    targets = [r for r in records if r.variants.get("all") or r.variants.get("rename")]
+    targets = [r for r in records if r.variants.get("combined") or r.variants.get("rename")]
     rng.shuffle(targets)
     targets = targets[:sample]
-    out: dict[str, Any] = {}
-    for how in ATTACKS:
-        deltas, flips, n = [], 0, 0
-        for record in targets:
-            bad = record.variants.get("all") or record.variants["rename"]
+    cases: dict[str, list[tuple[str, str, str]]] = {how: [] for how in ATTACKS}
+    for record in targets:
+        bad = record.variants.get("combined") or record.variants["rename"]
+        for how in ATTACKS:
             attacked = attack(bad, how)
-            if attacked is None or transforms.parse_function(attacked) is None:
+            if attacked is not None and transforms.parse_function(attacked) is not None:
+                cases[how].append((record.original, bad, attacked))
+    scores = dict(zip(*_scored(scorer, {t for rows in cases.values() for row in rows for t in row})))
+    out: dict[str, Any] = {}
+    for how, rows in cases.items():
+        deltas, flips = [], 0
+        for original, bad, attacked in rows:
+            if scores[original] is None or scores[bad] is None:
                 continue
-            original, plain, hit = scorer.score_snippets([record.original, bad, attacked])
-            if None in (original, plain):
-                continue
-            hit = 0.0 if hit is None else hit  # too long to score: scores 0
-            deltas.append(hit - plain)
-            flips += int(hit > original)
-            n += 1
-        out[how] = {**_summary(deltas), "lifted_above_the_original": round(flips / n, 4) if n else None}
+            hit = scores[attacked] if scores[attacked] is not None else 0.0  # too long to score: 0
+            deltas.append(hit - scores[bad])
+            flips += int(hit > scores[original])
+        out[how] = {**_summary(deltas), "lifted_above_the_original": round(flips / len(deltas), 4) if deltas else None}
     padded_min, padded_mean = [], []
     tidy = [r.original for r in records]
     for record in targets:
-        bad = record.variants.get("all") or record.variants["rename"]
-        extra = rng.choice(tidy)
+        bad = record.variants.get("combined") or record.variants["rename"]
         alone = {"solution.py": bad}
-        padded = {"solution.py": bad.rstrip("\n") + "\n\n\n" + extra}
+        padded = {"solution.py": bad.rstrip("\n") + "\n\n\n" + rng.choice(tidy)}
         for aggregate, sink in (("min", padded_min), ("mean", padded_mean)):
             sink.append(scorer.score_files(padded, aggregate).total - scorer.score_files(alone, aggregate).total)
     out["tidy_function_appended (min, the default)"] = _summary(padded_min)
@@ -297,9 +311,9 @@ def _attacks(scorer: Scorer, records: list[Record], rng: random.Random, sample: 
 
 def _markdown(report: dict[str, Any], kinds: list[str]) -> str:
     counts = report["pairs_by_kind"]
-    head = "| method | all | " + " | ".join(f"{k} ({counts[k]})" for k in kinds) + " |"
+    head = "| method | overall | " + " | ".join(f"{k} ({counts[k]})" for k in kinds) + " |"
     rule = "|" + " --- |" * (len(kinds) + 2)
-    rows = [f"| {name} | {acc['all']:.3f} | " + " | ".join(f"{acc.get(k, float('nan')):.3f}" for k in kinds) + " |"
+    rows = [f"| {name} | {acc['overall']:.3f} | " + " | ".join(f"{acc.get(k, float('nan')):.3f}" for k in kinds) + " |"
             for name, acc in report["accuracy"].items()]
     stab = report["stability"]
     lines = [f"Pairwise accuracy on {report['pairs']} held-out pairs ({report['split']} split, "
@@ -332,7 +346,7 @@ def _plot(methods: dict[str, dict[str, float]], kinds: list[str], path: str) -> 
         import matplotlib.pyplot as plt
     except ImportError:
         return None
-    groups = ["all", *kinds]
+    groups = ["overall", *kinds]
     width = 0.8 / len(methods)
     fig, ax = plt.subplots(figsize=(11, 4))
     for i, (name, acc) in enumerate(methods.items()):

@@ -3,9 +3,10 @@ and its checkpoint format.
 
 Each token is the sum of embeddings of its kind, its spacing, its column bucket and its block depth;
 an identifier adds what a character-level convolution makes of its name (so ``total_price`` and
-``x1`` look different on packages never seen in training). Residual dilated convolutions (receptive
-field of 31 tokens with four layers) read the sequence; masked mean and max pooling make one vector,
-whatever the length, and a small head gives a scalar. Trained pairwise (Bradley-Terry), only score
+``x1`` look different on packages never seen in training). Residual dilated convolutions (by
+default three of width 5, dilations 1, 2, 4: 29 tokens, about three lines, around each token) read
+the sequence; masked mean and max pooling make one vector, whatever the length, and a small head
+gives a scalar. Trained pairwise (Bradley-Terry), only score
 differences mean something; a Platt calibration fitted on held-out pairs maps a score to [0, 1]: the
 probability that the code is as a careful author wrote it rather than a degraded version.
 """
@@ -21,8 +22,8 @@ from torch import nn
 
 import agentenv
 
-from .tokens import CHARS, COLUMN_BUCKETS, DEPTH_BUCKETS, FINGERPRINT, MAX_IDENT_CHARS, REPRESENTATION, VOCAB, \
-    Encoded, ident_chars
+from .tokens import (CHARS, COLUMN_BUCKETS, DEPTH_BUCKETS, FINGERPRINT, MAX_IDENT_CHARS, REPRESENTATION, VOCAB,
+                     Encoded, ident_chars)
 
 CHECKPOINT_FORMAT = "agentenv-rm-checkpoint/1"
 ARCHITECTURE = "conv-1"
@@ -34,11 +35,11 @@ class CheckpointError(agentenv.AgentEnvError):
 
 @dataclass(frozen=True)
 class ModelConfig:
-    dim: int = 48
-    layers: int = 4
-    kernel: int = 3
-    char_dim: int = 24
-    dropout: float = 0.1
+    dim: int = 32
+    layers: int = 3
+    kernel: int = 5
+    char_dim: int = 16
+    dropout: float = 0.0
 
 
 class _Block(nn.Module):
@@ -148,7 +149,8 @@ def load_checkpoint(path: str) -> tuple[ReadabilityNet, dict[str, float], dict[s
     try:
         doc = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises many kinds for a file that is not a checkpoint
-        raise CheckpointError(f"{path} is not an agentenv-rm checkpoint ({type(exc).__name__}: {str(exc)[:200]})") from None
+        raise CheckpointError(f"{path} is not an agentenv-rm checkpoint "
+                              f"({type(exc).__name__}: {str(exc)[:200]})") from None
     if not isinstance(doc, dict) or doc.get("format") != CHECKPOINT_FORMAT:
         found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
         raise CheckpointError(f"{path} is not an agentenv-rm checkpoint (format {found!r}, expected "

@@ -18,7 +18,6 @@ import ast
 import collections
 import hashlib
 import math
-import textwrap
 import threading
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
@@ -47,18 +46,20 @@ def units(source: str) -> list[str] | None:
     out: list[str] = []
     module_rest: list[str] = []
 
+    def first(node: ast.AST) -> int:
+        return min([d.lineno for d in getattr(node, "decorator_list", [])] + [node.lineno]) - 1
+
     def span(node: ast.AST) -> list[str]:
-        start = min([d.lineno for d in getattr(node, "decorator_list", [])] + [node.lineno]) - 1
-        return lines[start:node.end_lineno]
+        return lines[first(node):node.end_lineno]
 
     for index, stmt in enumerate(tree.body):
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            out.append(textwrap.dedent("".join(span(stmt))))
+            out.append("".join(span(stmt)))
         elif isinstance(stmt, ast.ClassDef):
-            own = lines[min([d.lineno for d in stmt.decorator_list] + [stmt.lineno]) - 1:stmt.body[0].lineno - 1]
+            own = lines[first(stmt):first(stmt.body[0])]
             for member in stmt.body:
                 if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    out.append(textwrap.dedent("".join(span(member))))
+                    out.append(_dedent(span(member)))
                 else:
                     own += span(member)
             out.append("".join(own) if len(own) > 1 else "")
@@ -178,6 +179,13 @@ class Scorer:
         every += [(0.0, 1) for r in results if r.problem is not None]
         total = _combine([s for s, _ in every], [w for _, w in every], aggregate) if every else 0.0
         return Scores(total, sorted(results, key=lambda r: r.path))
+
+
+def _dedent(lines: list[str]) -> str:
+    """Lines of a method moved to column 0 (as the model saw functions in training); lines that do not
+    start with the method's indentation (inside a multi-line string) stay as they are."""
+    indent = lines[0][:len(lines[0]) - len(lines[0].lstrip())]
+    return "".join(line[len(indent):] if line.startswith(indent) else line for line in lines)
 
 
 def _decode(data: bytes | str) -> tuple[str | None, str | None]:

@@ -4,13 +4,13 @@ comments or strings.
 The model judges code an agent wrote to earn a reward, so the representation is the first line of
 defence against content that is not code:
 
-* comments become one ``<comment>`` marker per block of consecutive comment lines, strings one
-  ``<str>`` marker, a string standing alone as a statement (a docstring) one ``<doc>`` marker: the
-  model never reads their text, so a prompt addressed to it, or a docstring stuffed with words,
-  reaches it as one marker whatever it says and however long it is;
-* markers are capped: at most one ``<comment>`` and one ``<doc>`` marker for every
-  :data:`CODE_LINES_PER_MARKER` lines of code (the density of well-documented code), the rest are
-  dropped, so a thousand comment lines count as much as a normal amount of documentation;
+* comments are not seen at all, nor are string statements that are not docstrings (no-ops, as far
+  as a reader of the code is concerned): they cost an agent nothing to write, so anything the model
+  paid for them an optimizer would flood; and what makes a comment useful is its text, which the
+  model must not read (a prompt addressed to it would be read too);
+* a docstring (the first statement of a module, class or function, when it is a string) is one
+  ``<doc>`` marker, whatever it says and however long it is: at most one per definition;
+* other strings are one ``<str>`` marker each, numbers one ``<num>``;
 * identifiers are seen as their first :data:`MAX_IDENT_CHARS` characters, so no name carries a
   sentence;
 * layout is seen as it matters to a reader: whether a token is preceded by a space, how far right
@@ -27,12 +27,11 @@ import json
 import tokenize
 from dataclasses import dataclass
 
-REPRESENTATION = "agentenv-rm/tokens-1"
+REPRESENTATION = "agentenv-rm/tokens-2"
 MAX_IDENT_CHARS = 20
 COLUMN_BUCKET = 16
 COLUMN_BUCKETS = 8
 DEPTH_BUCKETS = 8
-CODE_LINES_PER_MARKER = 3
 
 SPECIALS = ("<pad>", "<unk>", "<name>", "<num>", "<str>", "<doc>", "<comment>", "<newline>", "<blank>", "<wrap>",
             "<indent>", "<dedent>")
@@ -52,10 +51,10 @@ _KEYWORD_SET = frozenset(KEYWORDS)
 FINGERPRINT = hashlib.sha256(json.dumps({
     "representation": REPRESENTATION, "vocab": VOCAB, "chars": CHARS, "max_ident_chars": MAX_IDENT_CHARS,
     "column_bucket": COLUMN_BUCKET, "column_buckets": COLUMN_BUCKETS, "depth_buckets": DEPTH_BUCKETS,
-    "code_lines_per_marker": CODE_LINES_PER_MARKER}).encode()).hexdigest()[:16]
+    "comments": "unseen", "docstrings": "one marker per definition"}).encode()).hexdigest()[:16]
 
 _PAD, _UNK, _NAME, _NUM, _STR, _DOC, _COMMENT, _NEWLINE, _BLANK, _WRAP, _INDENT, _DEDENT = range(12)
-_MARKERS = (_DOC, _COMMENT)
+_MARKERS = (_DOC, _COMMENT)  # <comment> stays in the vocabulary, unused, so ids keep their meaning
 _LAYOUT = (_NEWLINE, _BLANK, _WRAP, _INDENT, _DEDENT)
 
 
@@ -92,23 +91,28 @@ def encode(source: str) -> Encoded | None:
     depth = 0
     prev_end = (0, 0)
     line_start = True  # the next significant token starts a logical line
-    prev_kind = _NEWLINE
-    code_lines: set[int] = set()
+    line_first = ""  # the first token of the current logical line
+    docstring_may_follow = True  # at the start of a module, or of a def or class body
+    skip_until_newline = False  # inside a string statement (the rest of a docstring, or a no-op string)
+    last_code = ""  # the last code token of the current logical line
 
     def emit(kind: int, tok: tokenize.TokenInfo, name: str | None = None) -> None:
-        nonlocal prev_kind
-        if kind in (_BLANK, _COMMENT) and prev_kind == kind:
-            return  # a run of blank lines, or of comment lines, is one marker
-        space = int(tok.start[0] == prev_end[0] and tok.start[1] > prev_end[1])
+        if kind == _BLANK and kinds and kinds[-1] == _BLANK:
+            return  # a run of blank lines is one marker
+        layout = kind in _LAYOUT or kind == _DOC  # placed where the code ends: no comment moves it
         kinds.append(kind)
-        spaces.append(space)
-        columns.append(min(COLUMN_BUCKETS - 1, tok.end[1] // COLUMN_BUCKET))
+        spaces.append(0 if layout else int(tok.start[0] == prev_end[0] and tok.start[1] > prev_end[1]))
+        end = (tok.start[1] if kind == _DOC else prev_end[1]) if layout else tok.end[1]
+        columns.append(min(COLUMN_BUCKETS - 1, end // COLUMN_BUCKET))
         depths.append(min(DEPTH_BUCKETS - 1, depth))
         names.append(name)
-        prev_kind = kind
 
     for i, tok in enumerate(raw):
         typ = tok.type
+        if skip_until_newline:
+            if typ in (tokenize.NEWLINE, tokenize.ENDMARKER):
+                skip_until_newline, line_start = False, True
+            continue
         if typ == tokenize.INDENT:
             depth += 1
             emit(_INDENT, tok)
@@ -117,26 +121,30 @@ def encode(source: str) -> Encoded | None:
             emit(_DEDENT, tok)
         elif typ == tokenize.NEWLINE:
             emit(_NEWLINE, tok)
-            line_start = True
+            docstring_may_follow = line_first in ("def", "class", "async") and last_code == ":"
+            line_start, line_first = True, ""
         elif typ == tokenize.NL:
-            blank = not tok.line.strip()
-            if blank:
+            if not tok.line.strip():
                 emit(_BLANK, tok)
-            elif tok.line.lstrip().startswith("#"):
-                pass  # the end of a comment-only line: the comment marker says it all
-            else:
+            elif not tok.line.lstrip().startswith("#"):
                 emit(_WRAP, tok)
         elif typ == tokenize.COMMENT:
-            emit(_COMMENT, tok)
-        elif typ == tokenize.STRING:
-            standalone = line_start and _ends_statement(raw, i)
-            emit(_DOC if standalone else _STR, tok)
-            line_start = False
-            code_lines.add(tok.start[0])
+            continue
+        elif line_start and (typ == tokenize.STRING or tok.string == "(") and _string_statement(raw, i):
+            if docstring_may_follow and typ == tokenize.STRING:
+                emit(_DOC, tok)
+                prev_end = tok.end
+            docstring_may_follow, skip_until_newline = False, True
         elif typ in (tokenize.ENDMARKER, tokenize.ENCODING):
             continue
         else:
-            if typ == tokenize.NAME and tok.string in _KEYWORD_SET:
+            if line_start:
+                line_first = tok.string
+                if typ != tokenize.STRING:
+                    docstring_may_follow = False
+            if typ == tokenize.STRING:
+                emit(_STR, tok)
+            elif typ == tokenize.NAME and tok.string in _KEYWORD_SET:
                 emit(TOKEN_ID[tok.string], tok)
             elif typ == tokenize.NAME:
                 emit(_NAME, tok, tok.string[:MAX_IDENT_CHARS])
@@ -146,31 +154,19 @@ def encode(source: str) -> Encoded | None:
                 emit(TOKEN_ID.get(tok.string, _UNK), tok)
             else:  # ERRORTOKEN and the like
                 emit(_UNK, tok)
-            line_start = False
-            code_lines.add(tok.start[0])
-        if typ not in (tokenize.NL, tokenize.COMMENT):
+            line_start, last_code = False, tok.string
             prev_end = tok.end
-    keep = _capped_markers(kinds, max(1, len(code_lines) // CODE_LINES_PER_MARKER))
-    pick = lambda seq: tuple(v for v, k in zip(seq, keep) if k)  # noqa: E731
-    code = sum(1 for k, kept in zip(kinds, keep) if kept and k not in _MARKERS and k not in _LAYOUT)
-    return Encoded(pick(kinds), pick(spaces), pick(columns), pick(depths), pick(names), code)
+    code = sum(1 for k in kinds if k not in _MARKERS and k not in _LAYOUT)
+    return Encoded(tuple(kinds), tuple(spaces), tuple(columns), tuple(depths), tuple(names), code)
 
 
-def _ends_statement(raw: list[tokenize.TokenInfo], i: int) -> bool:
-    """Whether the string at *i* (with implicitly concatenated neighbours) is a whole statement."""
-    j = i + 1
-    while j < len(raw) and raw[j].type in (tokenize.STRING, tokenize.NL, tokenize.COMMENT):
+def _string_statement(raw: list[tokenize.TokenInfo], i: int) -> bool:
+    """Whether a statement made of strings only (implicitly concatenated, maybe parenthesized)
+    starts at *i*: a docstring, or a no-op."""
+    strings = 0
+    j = i
+    while j < len(raw) and (raw[j].type in (tokenize.STRING, tokenize.NL, tokenize.COMMENT)
+                            or raw[j].string in ("(", ")")):
+        strings += raw[j].type == tokenize.STRING
         j += 1
-    return j >= len(raw) or raw[j].type in (tokenize.NEWLINE, tokenize.ENDMARKER)
-
-
-def _capped_markers(kinds: list[int], allowed: int) -> list[bool]:
-    seen = dict.fromkeys(_MARKERS, 0)
-    keep = []
-    for kind in kinds:
-        if kind in seen:
-            seen[kind] += 1
-            keep.append(seen[kind] <= allowed)
-        else:
-            keep.append(True)
-    return keep
+    return strings > 0 and (j >= len(raw) or raw[j].type in (tokenize.NEWLINE, tokenize.ENDMARKER))

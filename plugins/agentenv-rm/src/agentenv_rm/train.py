@@ -25,6 +25,7 @@ import torch
 from . import __version__
 from .dataset import DatasetError, pairs, read_manifest
 from .model import ModelConfig, ReadabilityNet, collate, resolve_device, save_checkpoint
+from .progress import progress_bar
 from .tokens import Encoded, encode
 
 
@@ -97,8 +98,8 @@ def calibrate(chosen: torch.Tensor, rejected: torch.Tensor) -> dict[str, float]:
 
 
 def train(data_dir: str, out_dir: str, *, epochs: int = 4, batch_size: int = 64, lr: float = 3e-3,
-          config: ModelConfig = ModelConfig(), max_pairs: int | None = None, max_val_pairs: int = 4000,
-          seed: int = 0, device: str = "auto", threads: int | None = None, evals_per_epoch: int = 4,
+          config: ModelConfig | None = None, max_pairs: int | None = None, max_val_pairs: int = 2000,
+          seed: int = 0, device: str = "auto", threads: int | None = None, evals_per_epoch: int = 3,
           command: str | None = None, progress: bool = True, say: Callable[[str], None] = print) -> TrainResult:
     started = time.monotonic()
     manifest = read_manifest(data_dir)
@@ -111,7 +112,7 @@ def train(data_dir: str, out_dir: str, *, epochs: int = 4, batch_size: int = 64,
     random.seed(seed)
     torch.manual_seed(seed)
     rng = random.Random(seed)
-    bar = _progress_factory(progress)
+    bar = progress_bar(progress)
 
     train_pairs = [(c, r) for _, _, c, r in pairs(data_dir, "train")]
     val_pairs = [(c, r) for _, _, c, r in pairs(data_dir, "val")]
@@ -124,10 +125,14 @@ def train(data_dir: str, out_dir: str, *, epochs: int = 4, batch_size: int = 64,
         train_pairs = train_pairs[:max_pairs]
     val_pairs = val_pairs[:max_val_pairs]
     encoded = _encode_all([t for p in train_pairs + val_pairs for t in p], bar)
-    train_pairs = [p for p in train_pairs if p[0] in encoded and p[1] in encoded]
-    val_pairs = [p for p in val_pairs if p[0] in encoded and p[1] in encoded]
+    # pairs the representation cannot tell apart (only comments removed) carry no signal
+    def distinct(pair: tuple[str, str]) -> bool:
+        return pair[0] in encoded and pair[1] in encoded and encoded[pair[0]] != encoded[pair[1]]
+    train_pairs = [p for p in train_pairs if distinct(p)]
+    val_pairs = [p for p in val_pairs if distinct(p)]
     say(f"{len(train_pairs)} training pairs, {len(val_pairs)} validation pairs")
 
+    config = config or ModelConfig()
     net = ReadabilityNet(config).to(device)
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=0.01)
     lengths = [len(encoded[c]) + len(encoded[r]) for c, r in train_pairs]
@@ -161,15 +166,17 @@ def train(data_dir: str, out_dir: str, *, epochs: int = 4, batch_size: int = 64,
                 opt.step()
                 sched.step()
                 step += 1
-                run_loss = 0.98 * run_loss + 0.02 * float(loss) if step > 1 else float(loss)
-                acc = float((diff > 0).float().mean())
+                value = loss.item()
+                run_loss = 0.98 * run_loss + 0.02 * value if step > 1 else value
+                acc = (diff > 0).float().mean().item()
                 run_acc = 0.98 * run_acc + 0.02 * acc if step > 1 else acc
                 pbar.update(1)
                 pbar.set_postfix(loss=f"{run_loss:.3f}", acc=f"{run_acc:.3f}")
                 if step % eval_every == 0 or step == total:
                     chosen, rejected = pairwise_scores(net, encoded, val_pairs, device)
                     val_loss = float(torch.nn.functional.softplus(-(chosen - rejected)).mean())
-                    val_acc = float(((chosen - rejected) > 0).float().mean() + 0.5 * ((chosen - rejected) == 0).float().mean())
+                    margin = chosen - rejected
+                    val_acc = float((margin > 0).float().mean() + 0.5 * (margin == 0).float().mean())
                     row = {"step": step, "epoch": round(step / per_epoch, 3), "train_loss": round(run_loss, 5),
                            "train_accuracy": round(run_acc, 5), "val_loss": round(val_loss, 5),
                            "val_accuracy": round(val_acc, 5), "lr": sched.get_last_lr()[0],
@@ -192,7 +199,7 @@ def train(data_dir: str, out_dir: str, *, epochs: int = 4, batch_size: int = 64,
     meta = {"agentenv_rm": __version__, "command": command or " ".join(sys.argv), "seed": seed,
             "dataset_sha256": manifest["sha256"], "dataset_counts": manifest["counts"], "train_pairs": len(train_pairs),
             "val_pairs": len(val_pairs), "val_accuracy": round(best[0], 5), "epochs": epochs, "batch_size": batch_size,
-            "lr": lr, "device": device, "torch": torch.__version__, "threads": torch.get_num_threads(),
+            "lr": lr, "device": device, "torch": str(torch.__version__), "threads": torch.get_num_threads(),
             "python": platform.python_version(), "seconds": round(seconds, 1)}
     path = os.path.join(out_dir, "readability.pt")
     net.cpu()
@@ -205,37 +212,6 @@ def train(data_dir: str, out_dir: str, *, epochs: int = 4, batch_size: int = 64,
         f"{seconds:.0f} s")
     return TrainResult(path, device, best[0], len(train_pairs), len(val_pairs), step, round(seconds, 1), curve_csv, png,
                        os.path.join(out_dir, "tensorboard") if writer is not None else None)
-
-
-def _progress_factory(enabled: bool) -> Callable:
-    try:
-        from tqdm import tqdm
-    except ImportError:  # pragma: no cover - tqdm is a dependency
-        tqdm = None
-
-    def bar(iterable, desc, total=None):
-        if tqdm is None or not enabled:
-            return _Quiet(iterable)
-        return tqdm(iterable, desc=desc, total=total, file=sys.stderr, dynamic_ncols=True, leave=False,
-                    mininterval=1.0)
-    return bar
-
-
-class _Quiet:
-    def __init__(self, iterable):
-        self.iterable = iterable
-
-    def __iter__(self):
-        return iter(self.iterable)
-
-    def update(self, n):
-        pass
-
-    def set_postfix(self, **kw):
-        pass
-
-    def close(self):
-        pass
 
 
 def _tensorboard(out_dir: str, say: Callable[[str], None]):

@@ -18,7 +18,7 @@ nest        guard clauses turned into ``else`` arrows, ``if a and b``    by cons
             split into nested ifs                                        :class:`_Nest`)
 inline      single-use locals inlined into the next statement where      by construction (see
             evaluation order provably stays the same                     :func:`_inline_once`)
-all         inline + nest, then rename, strip and collapse               each step as above
+combined    inline and nest, then rename, strip and collapse             each step as above
 ==========  ===========================================================  ===========================
 
 ``nest`` and ``inline`` rewrite the tree, which loses comments and formatting; their pairs compare
@@ -40,7 +40,7 @@ import textwrap
 import tokenize
 from typing import Callable, Iterable, Iterator
 
-DEGRADATIONS = ("rename", "strip", "collapse", "nest", "inline", "all")
+DEGRADATIONS = ("rename", "strip", "collapse", "nest", "inline", "combined")
 #: pairs of these kinds compare ``ast.unparse`` renderings of both sides
 UNPARSED_KINDS = ("nest", "inline")
 _DYNAMIC = frozenset({"locals", "vars", "eval", "exec", "dir", "_getframe", "currentframe", "f_locals"})
@@ -286,11 +286,13 @@ def _logical_lines(src: str) -> list[tuple[int, list[tokenize.TokenInfo]]] | Non
 
 def _tight(tokens: list[tokenize.TokenInfo]) -> str:
     """The tokens with the least whitespace Python accepts."""
+    def word(tok: tokenize.TokenInfo) -> bool:
+        return tok.type in (tokenize.NAME, tokenize.NUMBER)
+
     text = ""
     prev: tokenize.TokenInfo | None = None
     for tok in tokens:
         if prev is not None:
-            word = lambda t: t.type in (tokenize.NAME, tokenize.NUMBER)  # noqa: E731
             if (word(prev) and (word(tok) or tok.type == tokenize.STRING)) or \
                     (prev.type == tokenize.NUMBER and tok.string == ".") or \
                     (prev.type == tokenize.STRING and word(tok)):
@@ -602,7 +604,7 @@ def degrade_all(src: str, rng: random.Random) -> str | None:
 
 
 TRANSFORMS: dict[str, Callable[[str, random.Random], str | None]] = {
-    "rename": rename, "strip": strip, "collapse": collapse, "nest": nest, "inline": inline, "all": degrade_all,
+    "rename": rename, "strip": strip, "collapse": collapse, "nest": nest, "inline": inline, "combined": degrade_all,
 }
 
 

@@ -1,0 +1,125 @@
+"""Cost of the code-quality metrics (agentenv-quality) per file, measured side by side in one run.
+
+    .venv/bin/python bench/bench_quality.py [--iterations N] [--json FILE]
+
+Rows: ruff on one 100-line Python file, on 10 such files in one run (per file), radon's complexity
+and maintainability index on one file, shellcheck on one 40-line script, the whole metric provider
+on one file with a cold cache and with a warm one (the same solution evaluated again), and for
+scale the single-shot fizzbuzz episode that every metric rides on. Ratios are against the episode.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import os
+import shutil
+import statistics
+import sys
+import textwrap
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def python_file(seed: int) -> bytes:
+    """About 100 lines of real code (standard-library functions), different for every seed."""
+    import json as json_module
+    import shlex
+    import textwrap as textwrap_module
+
+    parts = [textwrap.dedent(inspect.getsource(f)) for f in
+             (textwrap_module.dedent, shlex.split, json_module.dumps)]
+    text = "\n\n".join(parts)
+    lines = text.splitlines()[:100]
+    return (f"# variant {seed}\n" + "\n".join(lines) + "\n").encode()
+
+
+SHELL = b"""#!/bin/sh
+# print the size of each file below $1, largest first
+dir=$1
+total=0
+for f in $(find $dir -type f); do
+    size=$(wc -c < $f)
+    echo "$size\t$f"
+    total=$((total + size))
+done | sort -rn
+echo TOTAL $total
+""" * 4
+
+
+def timed(fn, n: int) -> list[float]:
+    fn()
+    out = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=20)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+
+    import gymnasium as gym
+
+    import agentenv
+    from agentenv_quality import QualityMetrics, complexity, lint_python, maintainability, run_shellcheck
+
+    n = args.iterations
+    one = python_file(0)
+    ten = {f"f{i}.py": python_file(i) for i in range(10)}
+    counter = iter(range(10 ** 9))
+    provider = QualityMetrics()
+
+    def cold():
+        files = {"solution.py": python_file(next(counter) + 100)}
+        return provider.measure(agentenv.RunContext("", agentenv.ExecResult("", 0, "", ""), files=files))
+
+    warm_files = {"solution.py": one}
+
+    def warm():
+        return provider.measure(agentenv.RunContext("", agentenv.ExecResult("", 0, "", ""), files=warm_files))
+
+    rows = [
+        ("ruff, 1 file", timed(lambda: lint_python({"a.py": one}), n), 1),
+        ("ruff, 10 files in one run (per file)", timed(lambda: lint_python(ten), n), 10),
+        ("radon complexity + maintainability, 1 file", timed(lambda: (complexity(one.decode()),
+                                                                      maintainability(one.decode())), n), 1),
+    ]
+    if shutil.which("shellcheck"):
+        rows.append(("shellcheck, 1 script", timed(lambda: run_shellcheck({"a.sh": SHELL}), n), 1))
+    rows += [("the metric provider, 1 new file (cold)", timed(cold, n), 1),
+             ("the metric provider, the same file again (cached)", timed(warm, n), 1)]
+    env = gym.make("agentenv/examples.fizzbuzz-v0")
+    with open(os.path.join(HERE, "..", "tasks", "examples", "fizzbuzz", "solution", "fizzbuzz.py")) as f:
+        solution = f.read()
+
+    def episode():
+        env.reset()
+        env.step(solution)
+    episodes = timed(episode, max(5, n // 2))
+    env.close()
+    base = statistics.median(episodes)
+    print(f"{'measure':<52} {'p50 ms/file':>12} {'p95':>8} {'x episode':>10}")
+    report = []
+    for name, times, files in rows + [("fizzbuzz single-shot episode (for scale)", episodes, 1)]:
+        per = [t / files for t in times]
+        p50, p95 = statistics.median(per), sorted(per)[int(0.95 * (len(per) - 1))]
+        print(f"{name:<52} {p50:>12.2f} {p95:>8.2f} {p50 / base:>10.3f}")
+        report.append({"name": name, "p50_ms_per_file": round(p50, 3), "p95_ms_per_file": round(p95, 3),
+                       "ratio_to_episode": round(p50 / base, 4)})
+    print(f"({len(one.splitlines())}-line Python file, {len(SHELL.splitlines())}-line script, {n} iterations, "
+          f"python {sys.version.split()[0]})")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
