@@ -21,7 +21,7 @@ from agentenv_rm.evaluate import ATTACKS, attack
 from agentenv_rm.model import CheckpointError, load_checkpoint
 from agentenv_rm.plugin import SUITES_DIR
 from agentenv_rm.reward import BUNDLED_CHECKPOINT, ReadabilityOptionsError, check_options, scorer_for
-from agentenv_rm.scorer import MAX_FILE_BYTES
+from agentenv_rm.scorer import MAX_FILE_BYTES, Scorer
 
 AGENTENV = os.path.join(os.path.dirname(sys.executable), "agentenv")
 SUITE = os.path.join(SUITES_DIR, "readable")
@@ -37,6 +37,12 @@ READABLE = '''def running_totals(amounts):
     return totals
 '''
 MESSY = "def running_totals(a):\n t=[];c=0\n for x in a:c+=x;t.append(c)\n return t\n"
+# passing solutions of the suite's tasks, written carelessly
+SLOPPY = {"rm.readable.moving_average": "def moving_average(v, w):\n    if w<=0: raise ValueError(w)\n    r=[]\n"
+                                        "    for i in range(len(v)-w+1):r.append(sum(v[i:i+w])/w)\n    return r\n",
+          "rm.readable.top_words": "import re\nfrom collections import Counter\ndef top_words(t, n):\n"
+                                   "    c=Counter(re.findall(r\"[\\w']+\",t.lower()));l=sorted(c.items(),key=lambda a:(-a[1],a[0]))\n"
+                                   "    return l[:n]\n"}
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +72,8 @@ def test_scores_are_in_range_batched_and_prefer_readable_code(scorer):
     assert batched == pytest.approx(one_by_one, abs=1e-5)
     assert all(0.0 <= s <= 1.0 for s in batched)
     assert batched[0] > batched[1] and batched[0] > batched[2]
+    small_cache = Scorer(BUNDLED_CHECKPOINT, cache_size=1)  # more snippets than the cache holds: all answered
+    assert small_cache.score_snippets(sources + ["def f(:\n"]) == pytest.approx(batched + [None], abs=1e-6)
 
 
 # ------------------------------------------------------------------ real episodes
@@ -80,8 +88,7 @@ def test_suite_tasks_reward_tests_first_and_readability_on_top(task_id):
         readability = info["reward_breakdown"]["1:model:readability"]["score"]
         assert info["success"] and good == pytest.approx(0.9 + 0.1 * readability) and 0.0 < readability <= 1.0
         env.reset()
-        sloppy = transforms.collapse(transforms.rename(reference, random.Random(1)) or reference, random.Random(1))
-        _, worse, _, _, info = env.step(sloppy)
+        _, worse, _, _, info = env.step(SLOPPY[task_id])
         assert info["success"] and info["metrics"]["test_pass_rate"] == 1.0
         assert 0.9 <= worse < good  # passes too, reads worse
         env.reset()
@@ -143,8 +150,13 @@ def test_content_that_is_not_code_does_not_lift_messy_code(scorer, how):
     for code in messy:
         attacked = attack(code, how)
         assert attacked is not None and transforms.parse_function(attacked) is not None
-        plain, hit, good = scorer.score_snippets([code, attacked, READABLE])
-        assert hit is not None and hit <= plain + 0.05, (how, plain, hit)
+        # what any one-line docstring would earn: a docstring counts once, whatever it says or how long
+        documented = attack(code, "one_line_docstring")
+        plain, hit, docstring, good = scorer.score_snippets([code, attacked, documented, READABLE])
+        if how in ("docstring_stuffing", "string_statements"):
+            assert hit == pytest.approx(docstring, abs=1e-6), (how, hit, docstring)
+        else:
+            assert hit <= plain + 0.05, (how, plain, hit)
         assert hit < good
 
 
@@ -201,13 +213,34 @@ def test_the_suite_passes_the_dominance_check_and_bad_rules_fail_it():
     rules[0].update(scoring="linear")
     rules[1].update(weight=0.3, options={"gate": None})
     doc["reward_logic"]["success_threshold"] = 0.5
-    linear = agentenv.parse_task(doc)
+    folder = os.path.dirname(task.source)
+    linear = agentenv.parse_task(doc, base_dir=folder)
     check = check_dominance(linear, passing, [failing])
     assert not check.ok and "fails one test" in check.message and check.failing_ceiling > check.passing_floor
     rules[0].update(scoring="step")
     rules[1].update(weight=0.1)
     doc["reward_logic"]["success_threshold"] = 1.0
-    greedy = check_dominance(agentenv.parse_task(doc), passing, [failing])
+    greedy = check_dominance(agentenv.parse_task(doc, base_dir=folder), passing, [failing])
     assert not greedy.ok and "only with the reward models' help" in greedy.message
     assert one_test_short([{"tests_total": 4, "tests_passed": 4, "test_pass_rate": 1.0}])[0]["test_pass_rate"] == 0.75
     assert check_dominance(agentenv.load_task(os.path.join(SUITE, "top_words", "task.json")), passing).ok
+
+
+@pytest.mark.slow
+def test_the_suite_passes_every_audit_check_but_full_marks(tmp_path):
+    """`agentenv audit --strict`: no hacking probe scores (the gate keeps readability at 0 for code
+    that fails its tests), the unchanged workspace scores 0, the scores are deterministic. The
+    audit's `reference` check wants every rule at 1, which a fuzzy score does not reach: the
+    reference succeeds, and its composite is 0.9 + 0.1 x readability."""
+    report = tmp_path / "audit.json"
+    proc = subprocess.run([AGENTENV, "audit", "rm.readable", "--runs", "2", "--strict", "--json", str(report)],
+                          capture_output=True, text=True, timeout=1200)
+    assert report.exists(), proc.stderr[-2000:]
+    for task in json.loads(report.read_text())["tasks"]:
+        status = {c["name"]: c["status"] for c in task["checks"]}
+        # the duration check compares with this host's speed, which a loaded machine changes
+        assert {n: s for n, s in status.items() if n not in ("reference", "duration")} == dict.fromkeys(
+            ["schema", "stability", "trivial", "hacking", "gates", "determinism", "budget", "leakage"], "pass"), status
+        reference = next(c for c in task["checks"] if c["name"] == "reference")
+        assert len(reference["evidence"]["scores"]) == 2
+        assert all(0.9 < s < 1.0 for s in reference["evidence"]["scores"])

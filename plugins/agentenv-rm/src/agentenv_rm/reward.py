@@ -123,28 +123,24 @@ def _pristine_files(task: Any) -> dict[str, bytes]:
         return _pristine[key]
 
 
-class ReadabilityRewardModel(agentenv.RewardModel):
-    name = "readability"
-    description = ("readability (0..1) of the Python the agent wrote, by a model trained on code people wrote "
-                   "(agentenv-rm); 0 unless the tests pass")
+def score_episode(episode: agentenv.EpisodeView, options: Mapping[str, Any]) -> float:
+    """The ``readability`` reward model's score (see the module docstring)."""
+    opts = check_options(options, f"{getattr(episode.task, 'source', '?')}: readability options")
+    if not gate_passes(opts["gate"], episode.metrics):
+        return 0.0
+    files = {p: d for p, d in episode.files.items() if p.endswith(".py")}
+    if opts["files"] == "changed":
+        pristine = _pristine_files(episode.task)
+        files = {p: d for p, d in files.items() if pristine.get(p) != d}
+    if not files:
+        return 0.0
+    scorer = scorer_for(checkpoint_path(opts["checkpoint"], episode.task))  # CheckpointError says the fix
+    try:
+        return scorer.score_files(files, opts["aggregate"]).total
+    except Exception as exc:  # the scorer's own failure is the machinery's, never the agent's
+        raise agentenv.InfrastructureError(f"the readability model failed: {type(exc).__name__}: {exc}") from exc
 
-    def score(self, episode: agentenv.EpisodeView, options: Mapping[str, Any]) -> float:
-        opts = check_options(options, f"{getattr(episode.task, 'source', '?')}: readability options")
-        if not gate_passes(opts["gate"], episode.metrics):
-            return 0.0
-        files = {p: d for p, d in episode.files.items() if p.endswith(".py")}
-        if opts["files"] == "changed":
-            pristine = _pristine_files(episode.task)
-            files = {p: d for p, d in files.items() if pristine.get(p) != d}
-        if not files:
-            return 0.0
-        scorer = scorer_for(checkpoint_path(opts["checkpoint"], episode.task))  # CheckpointError says the fix
-        try:
-            return scorer.score_files(files, opts["aggregate"]).total
-        except Exception as exc:  # the scorer's own failure is the machinery's, never the agent's
-            raise agentenv.InfrastructureError(f"the readability model failed: {type(exc).__name__}: {exc}") from exc
 
-    def max_score(self, runs: Any, options: Mapping[str, Any]) -> float:
-        """The most this model can give a solution whose scored runs are *runs*: 0 when they fail
-        its gate (read by :func:`agentenv_rm.dominance.check_dominance`)."""
-        return 1.0 if gate_passes(check_options(options)["gate"], runs) else 0.0
+def max_score(runs: Any, options: Mapping[str, Any]) -> float:
+    """The most the model can give a solution whose scored runs are *runs*: 0 when they fail its gate."""
+    return 1.0 if gate_passes(check_options(options)["gate"], runs) else 0.0

@@ -197,7 +197,8 @@ def train(data_dir: str, out_dir: str, *, epochs: int = 4, batch_size: int = 64,
     calibration = calibrate(chosen, rejected)
     seconds = time.monotonic() - started
     meta = {"agentenv_rm": __version__, "command": command or " ".join(sys.argv), "seed": seed,
-            "dataset_sha256": manifest["sha256"], "dataset_counts": manifest["counts"], "train_pairs": len(train_pairs),
+            "dataset_sha256": manifest["sha256"], "dataset_command": manifest.get("command"),
+            "dataset_counts": manifest["counts"], "train_pairs": len(train_pairs),
             "val_pairs": len(val_pairs), "val_accuracy": round(best[0], 5), "epochs": epochs, "batch_size": batch_size,
             "lr": lr, "device": device, "torch": str(torch.__version__), "threads": torch.get_num_threads(),
             "python": platform.python_version(), "seconds": round(seconds, 1)}

@@ -194,12 +194,13 @@ def rename(src: str, rng: random.Random) -> str | None:
 class _StripDocstrings(ast.NodeTransformer):
     def generic_visit(self, node: ast.AST) -> ast.AST:
         super().generic_visit(node)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)) and _docstring(node):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)) and docstring_of(node):
             node.body = node.body[1:] or [ast.Pass()]
         return node
 
 
-def _docstring(node: ast.AST) -> ast.Expr | None:
+def docstring_of(node: ast.AST) -> ast.Expr | None:
+    """The docstring statement of a module, class or function, if it has one."""
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)):
         return None
     body = node.body
@@ -223,7 +224,7 @@ def strip(src: str, rng: random.Random | None = None) -> str | None:
     drop: set[int] = set()
     replace: dict[int, str] = {}
     for node in ast.walk(tree):
-        doc = _docstring(node) if not isinstance(node, ast.Module) else None
+        doc = docstring_of(node) if not isinstance(node, ast.Module) else None
         if doc is None:
             continue
         first, last = doc.lineno - 1, doc.end_lineno - 1
