@@ -58,6 +58,21 @@ def timed(fn, n: int) -> tuple[list[float], list[float]]:
     return wall, cpu
 
 
+def table(rows, base: float, ratio: str) -> list[dict]:
+    """Print (name, (wall ms, cpu ms), files per call) rows per file, with the wall p50 as a ratio
+    to *base*; return them as records."""
+    print(f"{'measure (ms per file)':<54} {'wall p50':>9} {'p95':>7} {'cpu p50':>8} {ratio:>10}")
+    report = []
+    for name, (wall, cpu), files in rows:
+        per = sorted(t / files for t in wall)
+        p50, p95 = statistics.median(per), per[int(0.95 * (len(per) - 1))]
+        cpu50 = statistics.median(cpu) / files
+        print(f"{name:<54} {p50:>9.2f} {p95:>7.2f} {cpu50:>8.2f} {p50 / base:>10.3f}")
+        report.append({"name": name, "p50_ms_per_file": round(p50, 3), "p95_ms_per_file": round(p95, 3),
+                       "cpu_p50_ms_per_file": round(cpu50, 3), "ratio": round(p50 / base, 4)})
+    return report
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=20)
@@ -104,15 +119,7 @@ def main() -> int:
     episodes = timed(episode, max(5, n // 2))
     env.close()
     base = statistics.median(episodes[0])
-    print(f"{'measure (ms per file)':<52} {'wall p50':>9} {'p95':>7} {'cpu p50':>8} {'x episode':>10}")
-    report = []
-    for name, (wall, cpu), files in rows + [("fizzbuzz single-shot episode (for scale)", episodes, 1)]:
-        per = [t / files for t in wall]
-        p50, p95 = statistics.median(per), sorted(per)[int(0.95 * (len(per) - 1))]
-        cpu50 = statistics.median(cpu) / files
-        print(f"{name:<52} {p50:>9.2f} {p95:>7.2f} {cpu50:>8.2f} {p50 / base:>10.3f}")
-        report.append({"name": name, "p50_ms_per_file": round(p50, 3), "p95_ms_per_file": round(p95, 3),
-                       "cpu_p50_ms_per_file": round(cpu50, 3), "ratio_to_episode": round(p50 / base, 4)})
+    report = table(rows + [("fizzbuzz single-shot episode (for scale)", episodes, 1)], base, "x episode")
     print("(cpu: this process only; ruff and shellcheck run as child processes, so their CPU is not in it)")
     print(f"({len(one.splitlines())}-line Python file, {len(SHELL.splitlines())}-line script, {n} iterations, "
           f"python {sys.version.split()[0]})")

@@ -16,35 +16,18 @@ The target of issue 15 is under 10 ms per 100-line file on the CPU.
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import statistics
 import sys
-import textwrap
-import time
+
+from bench_quality import python_file as code_file
+from bench_quality import table, timed
 
 
 def python_file(seed: int) -> str:
-    """100 lines of real code (two whole standard-library functions); a different comment per seed,
-    so the scorer's content cache never answers."""
-    import difflib
-    import textwrap as textwrap_module
-
-    parts = [textwrap.dedent(inspect.getsource(f)) for f in (textwrap_module.dedent, difflib.get_close_matches)]
-    return f"# variant {seed}\n" + "\n\n".join(parts)
-
-
-def timed(fn, n: int) -> tuple[list[float], list[float]]:
-    """Wall and CPU milliseconds of *n* calls (CPU time of this process, all its threads: on a
-    shared machine the wall clock also counts the others' load)."""
-    fn()
-    wall, cpu = [], []
-    for _ in range(n):
-        t0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        wall.append((time.perf_counter() - t0) * 1000)
-        cpu.append((time.process_time() - c0) * 1000)
-    return wall, cpu
+    """100 lines of real code; a different comment per seed, so the scorer's content cache never
+    answers."""
+    return code_file(seed).decode()
 
 
 def main() -> int:
@@ -100,15 +83,7 @@ def main() -> int:
             ("maintainability index (radon)", timed(radon_mi, n), 1),
             ("lint count (ruff, a process per call)", timed(ruff, n), 1)]
     base = statistics.median(rows[1][1][0])
-    print(f"{'measure (ms per file)':<54} {'wall p50':>9} {'p95':>7} {'cpu p50':>8} {'x model':>8}")
-    report = []
-    for name, (wall, cpu), files in rows:
-        per = [t / files for t in wall]
-        p50, p95 = statistics.median(per), sorted(per)[int(0.95 * (len(per) - 1))]
-        cpu50 = statistics.median(cpu) / files
-        print(f"{name:<54} {p50:>9.2f} {p95:>7.2f} {cpu50:>8.2f} {p50 / base:>8.2f}")
-        report.append({"name": name, "p50_ms_per_file": round(p50, 3), "p95_ms_per_file": round(p95, 3),
-                       "cpu_p50_ms_per_file": round(cpu50, 3)})
+    report = table(rows, base, "x model")
     lines = len(python_file(0).splitlines())
     print(f"({lines}-line file, {len(units(python_file(0)))} units; torch {torch.__version__}, "
           f"{torch.get_num_threads()} threads; {n} iterations)")
