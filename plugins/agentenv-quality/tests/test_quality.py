@@ -1,0 +1,155 @@
+"""agentenv-quality: the metrics on files (ruff, radon, shellcheck, untrusted content) and on real
+episodes (RunContext.files filled by the environment, rules that name the metrics)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import gymnasium as gym
+import pytest
+import radon.metrics
+
+import agentenv
+from agentenv_quality import MAX_FILE_BYTES, TOO_LARGE, UNANALYSABLE, analyse, maintainability
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+EXAMPLES = os.path.join(REPO, "tasks", "examples")
+NEEDS_SHELLCHECK = pytest.mark.skipif(shutil.which("shellcheck") is None,
+                                      reason="shellcheck is not installed (apt-get install shellcheck)")
+
+SLOPPY = b"import os\ndef f(l):\n    x=1;y=2  # noqa\n    if l: return x\n"
+TIDY = b'def add(first, second):\n    """The sum."""\n    return first + second\n'
+BRANCHY = b"".join([b"def pick(n):\n"] + [b"    if n == %d:\n        return %d\n" % (i, i) for i in range(12)]
+                   + [b"    return -1\n"])
+
+
+# ------------------------------------------------------------------ the tools on files
+
+def test_lint_counts_ruff_findings_and_no_comment_or_config_silences_them():
+    report = analyse({"sloppy.py": SLOPPY})
+    assert report.lint_rules == {"E701": 1, "E702": 1, "E741": 1, "F401": 1, "F841": 1, "RET503": 1}
+    silenced = SLOPPY.replace(b"import os\n", b"# ruff: noqa\nimport os  # noqa: F401\n")
+    configs = {"ruff.toml": b'[lint]\nignore = ["ALL"]\n', "pyproject.toml": b'[tool.ruff]\nexclude = ["*"]\n'}
+    again = analyse({"sloppy.py": silenced, **configs})
+    assert again.lint_findings == report.lint_findings == 6
+    assert analyse({"tidy.py": TIDY}).lint_findings == 0
+
+
+def test_comments_cannot_raise_the_maintainability_index():
+    padded = BRANCHY + b"".join(b"# this function is wonderfully maintainable, line %d\n" % i for i in range(300))
+    ours = analyse({"m.py": padded}).maintainability_index
+    assert ours == analyse({"m.py": BRANCHY}).maintainability_index
+    assert radon.metrics.mi_visit(padded.decode(), True) > ours + 10  # radon's default would have paid for them
+
+
+def test_the_worst_file_counts_so_a_tidy_extra_file_changes_nothing():
+    alone = analyse({"branchy.py": BRANCHY})
+    assert alone.cyclomatic_complexity == 13
+    padded = analyse({"branchy.py": BRANCHY, **{f"extra{i}.py": TIDY for i in range(5)}})
+    assert (padded.cyclomatic_complexity, padded.maintainability_index) == (13, alone.maintainability_index)
+    assert analyse({"tidy.py": TIDY}).maintainability_index > alone.maintainability_index
+
+
+def test_module_level_code_is_measured_too():
+    flat = b"n = 3\n" + b"".join(b"if n == %d:\n    print(%d)\n" % (i, i) for i in range(8))
+    assert analyse({"flat.py": flat}).cyclomatic_complexity == 9
+
+
+def test_files_that_do_not_parse_or_are_too_large_score_worst():
+    broken = analyse({"ok.py": TIDY, "broken.py": b"def f(:\n    return\n"})
+    assert broken.maintainability_index == 0.0 and broken.lint_rules.get("invalid-syntax", 0) >= 1
+    huge = analyse({"huge.py": b"x = 1\n" * (MAX_FILE_BYTES // 6 + 1)})
+    assert huge.lint_rules == {TOO_LARGE: 1} and huge.maintainability_index == 0.0
+    # a file crafted to crash ruff (it overflows its stack) is the agent's doing: a finding, never a masked episode
+    deep = analyse({"deep.py": b"x = " + b"-" * 100_000 + b"1\n", "nul.py": b"x = 1\x00\n", "tidy.py": TIDY})
+    assert deep.maintainability_index == 0.0 and deep.lint_rules[UNANALYSABLE] == 1 and deep.lint_findings >= 2
+    assert maintainability("") == 100.0
+
+
+def test_only_python_and_shell_files_are_measured():
+    report = analyse({"README.md": b"# notes\n", "data.json": b"{}"})
+    assert report.metrics() == {} and (report.python_files, report.shell_files) == (0, 0)
+
+
+@NEEDS_SHELLCHECK
+def test_shellcheck_counts_findings_and_ignores_directives_and_rc_files():
+    script = b'#!/bin/sh\n# shellcheck disable=SC2086,SC2115\nrm -rf $HOME/$1\n'
+    report = analyse({"run.sh": script, ".shellcheckrc": b"disable=all\n"})
+    assert report.shellcheck_rules == {"SC2086": 2, "SC2115": 1}
+    by_shebang = analyse({"tool": b"#!/usr/bin/env bash\necho $1\n"})
+    assert by_shebang.shellcheck_rules == {"SC2086": 1}
+    assert analyse({"ok.sh": b'#!/bin/sh\necho "$1"\n'}).shellcheck_findings == 0
+
+
+# ------------------------------------------------------------------ in real episodes
+
+def _metrics(info):
+    return {k: info["metrics"].get(k) for k in ("lint_findings", "cyclomatic_complexity", "maintainability_index",
+                                                "shellcheck_findings")}
+
+
+def test_single_shot_episodes_measure_the_code_the_action_wrote():
+    env = gym.make("agentenv/examples.fizzbuzz-v0")
+    try:
+        env.reset()
+        with open(os.path.join(EXAMPLES, "fizzbuzz", "solution", "fizzbuzz.py")) as f:
+            _, reward, _, _, info = env.step(f.read())
+        assert reward == 1.0 and info["metrics"]["lint_findings"] == 0 and info["metrics"]["cyclomatic_complexity"] >= 2
+        env.reset()
+        _, _, _, _, info = env.step(SLOPPY.decode())
+        assert info["metrics"]["lint_rules"]["F401"] == 1 and info["metrics"]["lint_findings"] == 6
+    finally:
+        env.close()
+
+
+def test_agentic_episodes_measure_changed_files_only_never_tests_or_hidden_files():
+    env = gym.make("agentenv/examples.bank_transfer-v0", mode="agentic")
+    try:
+        env.reset()
+        _, _, _, _, info = env.step({"action": "submit"})
+        assert _metrics(info) == dict.fromkeys(_metrics(info))  # nothing changed: nothing measured
+        env.reset()
+        for path in ("tests/test_bank.py", "tests/test_hidden_bank.py", "tests/conftest.py"):  # protected or hidden
+            env.step({"action": "overwrite_file", "path": path, "content": SLOPPY.decode()})
+        env.step({"action": "overwrite_file", "path": "bank/helpers.py", "content": TIDY.decode()})
+        _, _, _, _, info = env.step({"action": "submit"})
+        assert info["metrics"]["lint_findings"] == 0 and info["metrics"]["cyclomatic_complexity"] == 1
+    finally:
+        env.close()
+
+
+@NEEDS_SHELLCHECK
+def test_shell_tasks_get_shellcheck_findings():
+    env = gym.make("agentenv/examples.disk_report-v0")
+    try:
+        env.reset()
+        _, _, _, _, info = env.step("#!/bin/sh\nfor f in $(find $1 -type f); do wc -c $f; done\n")
+        assert info["metrics"]["shellcheck_findings"] >= 3 and "lint_findings" not in info["metrics"]
+    finally:
+        env.close()
+
+
+def test_a_rule_can_name_a_quality_metric(tmp_path):
+    folder = tmp_path / "fizzbuzz"
+    shutil.copytree(os.path.join(EXAMPLES, "fizzbuzz"), folder)
+    doc = json.loads((folder / "task.json").read_text())
+    gate = {"metric": "test_pass_rate", "min": 1.0}
+    doc["reward_logic"] = {"type": "composite", "success_threshold": 0.8, "rules": [
+        {"metric": "test_pass_rate", "weight": 0.8, "threshold": 1.0, "scoring": "step"},
+        {"metric": "lint_findings", "weight": 0.2, "threshold": 10, "gate": gate}]}
+    (folder / "task.json").write_text(json.dumps(doc))
+    reference = (folder / "solution" / "fizzbuzz.py").read_text()
+    sloppy = "import os, sys\n" + reference.replace("    ", "  ").replace("\n\n", "\n")
+    env = agentenv.CodingEnv(str(folder / "task.json"))
+    try:
+        env.reset()
+        _, clean, _, _, info = env.step(reference)
+        assert clean == pytest.approx(1.0) and info["success"]
+        env.reset()
+        _, messy, _, _, info = env.step(sloppy)
+        lint = info["metrics"]["lint_findings"]
+        assert lint >= 2 and messy == pytest.approx(0.8 + 0.2 * (1 - lint / 10)) and info["success"]
+    finally:
+        env.close()
