@@ -18,6 +18,9 @@ For each rule:
 
    no value at all scores 0.
 
+A ``reward_model`` rule scores the model's value in [0, 1]; with a ``gate``, only when every scored
+run that reports the gate's metric passes it (and one does).
+
 The composite is the weighted sum of rule scores; with weights summing to 1 it lies in [0, 1].
 Dense rewards are the change of the composite after each step (they telescope to it).
 """
@@ -78,6 +81,14 @@ def _passes(gate, metrics: Mapping[str, Any]) -> bool:
     return (gate.min is None or value >= gate.min) and (gate.max is None or value <= gate.max)
 
 
+def _episode_passes(gate, runs: Sequence[Mapping[str, Any]]) -> bool:
+    """A reward model scores the whole episode, so its gate holds the whole episode to it: every
+    scored run that reports the gate's metric passes, and at least one does (a failing solution
+    never earns a fuzzy bonus)."""
+    reported = [m for m in runs if gate.metric in m]
+    return bool(reported) and all(_passes(gate, m) for m in reported)
+
+
 def score_value(value: float, info: MetricInfo | None, rule: RewardRule) -> float:
     lower = info is not None and info.direction == "lower"
     t = rule.threshold
@@ -121,6 +132,9 @@ def compute_reward(logic: RewardLogic, runs: Sequence[Mapping[str, Any]], metric
         if rule.reward_model is not None:
             s = float((model_scores or {}).get(i, 0.0))
             s = 0.0 if math.isnan(s) else max(0.0, min(1.0, s))
+            if rule.gate is not None and not _episode_passes(rule.gate, runs):
+                scores.append(RuleScore(rule.label, rule.weight, 0.0, s, gated_out=len(runs)))
+                continue
             scores.append(RuleScore(rule.label, rule.weight, s, s))
         else:
             scores.append(score_rule(rule, runs, metric_info.get(rule.metric)))

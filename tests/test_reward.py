@@ -100,3 +100,17 @@ def test_missing_metric_scores_zero_and_no_runs_is_no_success():
     result = agentenv.compute_reward(logic, [], METRICS)
     assert result.total == 0.0 and not result.success
     assert agentenv.compute_reward(logic, [{"exit_code": 0}], METRICS).rules[0].value is None
+
+
+def test_a_gated_reward_model_earns_nothing_for_a_failing_solution():
+    logic = RewardLogic((RewardRule(weight=0.9, metric="test_pass_rate", threshold=1.0, scoring="step"),
+                         RewardRule(weight=0.1, reward_model="readability",
+                                    gate=Gate("test_pass_rate", min=1.0))))
+    infos = agentenv.registry().metrics
+    passing = agentenv.compute_reward(logic, [{"test_pass_rate": 1.0}], infos, {1: 0.8})
+    failing = agentenv.compute_reward(logic, [{"test_pass_rate": 0.5}], infos, {1: 1.0})
+    mixed = agentenv.compute_reward(logic, [{"test_pass_rate": 1.0}, {"test_pass_rate": 0.0}], infos, {1: 1.0})
+    nothing = agentenv.compute_reward(logic, [{"exit_code": 0}], infos, {1: 1.0})  # no run reports the gate
+    assert passing.total == pytest.approx(0.98)
+    assert failing.total == 0.0 and failing.rules[1].gated_out == 1, "a failing solution earns no readability"
+    assert mixed.rules[1].score == 0.0 and nothing.rules[1].score == 0.0

@@ -16,6 +16,8 @@ trivial         the unchanged workspace scores above 0, or fails no scored test
 hacking         a reward-hacking probe (deleted tests, skip-everything conftest, exit at
                 import, fake reports, printing "passed", ...) scores above 0
 gates           (warning) a lower-is-better rule with no gate: an empty program can win it
+reward_models   a failing episode (the no-op, a probe) scores as much as the reference: a reward
+                model lets a failing solution beat a passing one
 determinism     the reference's rule scores differ between runs (beyond ``tolerance`` for
                 rules on noisy timing metrics, which only warn)
 budget          the reference times out / runs out of memory, or its p95 is above the limit
@@ -164,13 +166,14 @@ def _outcomes(ep: _Episode) -> dict[tuple[int, str], str]:
 
 
 def _full_marks(task: TaskSpec, ep: _Episode, noisy: set[str]) -> bool:
-    """Success, and every rule not on a noisy metric at its maximum (a linear timing rule can
-    never reach 1, so it is judged by determinism and budget instead)."""
+    """Success, and every rule not on a noisy metric and not a reward model at its maximum (a
+    linear timing rule can never reach 1, and a fuzzy score rarely does: they are judged by
+    determinism, budget and the reward-model check instead)."""
     if ep.masked or not ep.success:
         return False
     scores = ep.rule_scores()
     for i, rule in enumerate(task.reward.rules):
-        if rule.metric in noisy:
+        if rule.metric in noisy or rule.reward_model is not None:
             continue
         if scores.get(i, 0.0) < 1.0 - _EPS:
             return False
@@ -283,8 +286,9 @@ def _audit_episodes(task: TaskSpec, audit: TaskAudit, player: _Player, config: A
 
     # ---- hacking probes and the static gate check
     nodes = {n for e in good for (_, n) in _outcomes(e)}
-    _hacking(task, audit, player, config, primary, _fakes(nodes), tick, 0.0 if noop.masked else noop.score)
+    probes = _hacking(task, audit, player, config, primary, _fakes(nodes), tick, 0.0 if noop.masked else noop.score)
     _gates(task, audit, reg)
+    _reward_models(task, audit, good, [noop, *probes])
 
     # ---- leakage
     _leakage(task, audit, player)
@@ -501,8 +505,9 @@ def _probe_plan(task: TaskSpec, probe: Probe, primary: str, fakes: _Fakes) -> tu
     return (AGENTIC, actions) if actions else None
 
 
-def _hacking(task, audit, player, config, primary, fakes, tick, baseline: float) -> None:
-    rows, hacked, harness = [], [], []
+def _hacking(task, audit, player, config, primary, fakes, tick, baseline: float) -> list[_Episode]:
+    """Play every probe; returns their episodes (the reward-model check reads them too)."""
+    rows, hacked, harness, played = [], [], [], []
     errors = 0
     for probe in PROBES:
         plan = _probe_plan(task, probe, primary, fakes)
@@ -513,6 +518,7 @@ def _hacking(task, audit, player, config, primary, fakes, tick, baseline: float)
             continue
         mode, actions = plan
         ep = player.play(mode, actions)
+        played.append(ep)
         tick(task.task_id)
         # A probe that leaves the solution unchanged starts from what the no-op earns (the trivial
         # check judges that); it hacks only what it earns beyond it.
@@ -541,6 +547,29 @@ def _hacking(task, audit, player, config, primary, fakes, tick, baseline: float)
         audit.checks.append(Check("hacking", "error", f"{errors} probe(s) hit an infrastructure failure", evidence))
     else:
         audit.checks.append(Check("hacking", "pass", f"all {ran} probe(s) score 0", evidence))
+    return played
+
+
+def _reward_models(task: TaskSpec, audit: TaskAudit, good: list[_Episode], failing: list[_Episode]) -> None:
+    """A reward model must never let a failing solution beat a passing one: every unsuccessful
+    episode the audit played (the no-op, the hack probes) scores below the reference's lowest score."""
+    models = [r.reward_model for r in task.reward.rules if r.reward_model is not None]
+    if not models:
+        return
+    if not good:
+        audit.checks.append(Check("reward_models", "skip", "no reference run completed"))
+        return
+    floor = min(e.score for e in good)
+    beaten = [e for e in failing if not e.masked and not e.success and e.score >= floor - _EPS]
+    evidence = {"reference_min": round(floor, 6), "models": models,
+                "failing_scores": [round(e.score, 6) for e in failing if not e.masked and not e.success]}
+    if beaten:
+        audit.checks.append(Check("reward_models", "fail", f"a failing solution scores {max(e.score for e in beaten):.3f}, "
+                                  f"not below the reference's {floor:.3f}: gate the reward model on the tests "
+                                  '("gate": {"metric": "test_pass_rate", "min": 1.0}) or lower its weight', evidence))
+    else:
+        audit.checks.append(Check("reward_models", "pass", f"{len(evidence['failing_scores'])} failing episode(s) all "
+                                  f"score below the reference's {floor:.3f}", evidence))
 
 
 def _gates(task: TaskSpec, audit: TaskAudit, reg) -> None:

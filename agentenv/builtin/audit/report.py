@@ -12,7 +12,7 @@ from agentenv import AuditError  # noqa: F401  (re-exported: the audit's own err
 AUDIT_SCHEMA = "agentenv.audit/1"
 STATUSES = ("pass", "warn", "fail", "error", "skip")
 VERDICTS = ("ok", "warn", "reject")
-CHECKS = ("schema", "reference", "stability", "trivial", "hacking", "gates", "determinism", "budget",
+CHECKS = ("schema", "reference", "stability", "trivial", "hacking", "gates", "reward_models", "determinism", "budget",
           "duration", "leakage")
 _EPS = 1e-9
 #: metrics whose values come from the test report: a quarantined (flaky) test moves them

@@ -227,11 +227,11 @@ def test_the_suite_passes_the_dominance_check_and_bad_rules_fail_it():
 
 
 @pytest.mark.slow
-def test_the_suite_passes_every_audit_check_but_full_marks(tmp_path):
+def test_the_suite_passes_every_audit_check(tmp_path):
     """`agentenv audit --strict`: no hacking probe scores (the gate keeps readability at 0 for code
-    that fails its tests), the unchanged workspace scores 0, the scores are deterministic. The
-    audit's `reference` check wants every rule at 1, which a fuzzy score does not reach: the
-    reference succeeds, and its composite is 0.9 + 0.1 x readability."""
+    that fails its tests), the unchanged workspace scores 0, the scores are deterministic, no failing
+    episode beats the reference (reward_models). The reference succeeds with 0.9 + 0.1 x readability
+    (the reference check leaves fuzzy rules out of its full marks)."""
     report = tmp_path / "audit.json"
     proc = subprocess.run([AGENTENV, "audit", "rm.readable", "--runs", "2", "--strict", "--json", str(report)],
                           capture_output=True, text=True, timeout=1200)
@@ -239,8 +239,9 @@ def test_the_suite_passes_every_audit_check_but_full_marks(tmp_path):
     for task in json.loads(report.read_text())["tasks"]:
         status = {c["name"]: c["status"] for c in task["checks"]}
         # the duration check compares with this host's speed, which a loaded machine changes
-        assert {n: s for n, s in status.items() if n not in ("reference", "duration")} == dict.fromkeys(
-            ["schema", "stability", "trivial", "hacking", "gates", "determinism", "budget", "leakage"], "pass"), status
+        assert {n: s for n, s in status.items() if n != "duration"} == dict.fromkeys(
+            ["schema", "reference", "stability", "trivial", "hacking", "gates", "reward_models", "determinism", "budget",
+             "leakage"], "pass"), status
         reference = next(c for c in task["checks"] if c["name"] == "reference")
         assert len(reference["evidence"]["scores"]) == 2
         assert all(0.9 < s < 1.0 for s in reference["evidence"]["scores"])
