@@ -349,7 +349,7 @@ def test_wall_time_kills_the_command_and_its_orphans(backend):
         started = time.monotonic()
         result = box.exec("(sleep 1111.25 &); setsid sleep 1111.5 & sleep 1111.75", timeout_s=1)
         assert result.timed_out and not result.ok
-        assert time.monotonic() - started < 4
+        assert time.monotonic() - started < 30  # not the 1111 s of the foreground sleep: killed at its limit
         assert wait_until(lambda: host_pids_with_cmdline("1111.") == [], 5)
         assert host_pids_in_pidns(ns) == [box.init_pid]
         assert box.exec("echo alive").stdout == "alive\n"
@@ -385,7 +385,7 @@ def test_read_of_fifo_errors_instead_of_hanging(box):
     started = time.monotonic()
     with pytest.raises(OSError) as info:
         box.read_file("pipe")
-    assert info.value.errno == errno.EINVAL and time.monotonic() - started < 5
+    assert info.value.errno == errno.EINVAL and time.monotonic() - started < 30  # an error, not a hang
     with pytest.raises(IsADirectoryError):
         box.read_file("/tmp")
     assert box.alive
@@ -398,7 +398,8 @@ def test_close_is_idempotent_and_leaves_nothing(backend):
     ns = sandbox_pid_ns(box)
     sid = box._sid
     assert box.exec("sleep 2222.5 & (setsid sleep 2222.75 &) ; echo started").stdout == "started\n"
-    assert len(host_pids_with_cmdline("2222.")) == 2  # background work outlives its command ...
+    # background work outlives its command (the detached one may still be on its way to exec) ...
+    assert wait_until(lambda: len(host_pids_with_cmdline("2222.")) == 2)
     box.close()
     box.close()
     assert not box.alive
