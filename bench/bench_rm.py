@@ -68,7 +68,7 @@ def main() -> int:
 
     def ref_sim():
         code = python_file(next(counter))
-        similarity.score(agentenv.EpisodeView(task, {"f.py": code.encode()}, {"f.py": reference}, ()), {})
+        similarity.score(agentenv.EpisodeView(task, {"f.py": code.encode()}, {"f.py": reference.encode()}, ()), {})
 
     def radon_mi():
         maintainability(python_file(next(counter)))

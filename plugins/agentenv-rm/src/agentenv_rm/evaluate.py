@@ -95,7 +95,7 @@ def _reference_similarity():
                                                                                  "threshold": 1}]}})
 
     def score(code: str, reference: str) -> float:
-        view = agentenv.EpisodeView(task, {"f.py": code.encode()}, {"f.py": reference}, ())
+        view = agentenv.EpisodeView(task, {"f.py": code.encode()}, {"f.py": reference.encode()}, ())
         return model.score(view, {})
     return score
 
