@@ -22,6 +22,7 @@ import pytest
 from agentenv import Limits, RuntimeEnv, SandboxRequest
 from agentenv import materialize
 from agentenv.builtin.namespace import NamespaceBackend
+from _paths import unprivileged_python
 
 _AVAILABLE = NamespaceBackend.availability()
 pytestmark = pytest.mark.skipif(not _AVAILABLE.ok, reason=f"namespace backend unavailable: {_AVAILABLE.reason}")
@@ -291,13 +292,7 @@ def test_a_sigkilled_callers_temp_dir_is_swept_by_the_next_backend(tmp_path):
 @pytest.mark.slow
 def test_without_root_this_whole_module_passes_in_rootless_mode():
     """Everything above, again as uid 4242: each sandbox is then a user namespace."""
-    interpreter = f"/usr/bin/python{sys.version_info[0]}.{sys.version_info[1]}"
-    site_packages = os.path.join(sys.prefix, "lib", f"python{sys.version_info[0]}.{sys.version_info[1]}",
-                                 "site-packages")
-    if os.geteuid() != 0:
-        pytest.skip("needs root, to run as a user of its own (the module as a user runs rootless anyway)")
-    if not os.path.exists(interpreter) or not os.path.isdir(site_packages):
-        pytest.skip(f"needs {interpreter} and {site_packages} readable by an unprivileged user")
+    interpreter, site_packages = unprivileged_python()
     where = tempfile.mkdtemp(prefix="agentenv-user-")
     try:
         os.chmod(where, 0o755)

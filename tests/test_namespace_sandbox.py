@@ -25,6 +25,7 @@ from agentenv import Limits, RuntimeEnv, SandboxRequest
 from agentenv import materialize
 from agentenv.builtin import namespace
 from agentenv.builtin.namespace import NamespaceBackend
+from _paths import unprivileged_python
 
 _AVAILABLE = NamespaceBackend.availability()
 pytestmark = pytest.mark.skipif(not _AVAILABLE.ok, reason=f"namespace backend unavailable: {_AVAILABLE.reason}")
@@ -594,13 +595,7 @@ def _unprivileged(code: str, where: str, *, userns_allowed: bool = True) -> subp
     """Run *code* with the host's own Python 3.11 as uid 4242, which has no name, home or rights
     (the venv's interpreter lives under /root). With *userns_allowed* false it runs in a user
     namespace whose ``max_user_namespaces`` is 0: a host that refuses users new user namespaces."""
-    interpreter = f"/usr/bin/python{sys.version_info[0]}.{sys.version_info[1]}"
-    site_packages = os.path.join(sys.prefix, "lib", f"python{sys.version_info[0]}.{sys.version_info[1]}",
-                                 "site-packages")
-    if os.geteuid() != 0:
-        pytest.skip("needs root, to run as a user of its own (the suite as a user runs rootless anyway)")
-    if not os.path.exists(interpreter) or not os.path.isdir(site_packages):
-        pytest.skip(f"needs {interpreter} and {site_packages} readable by an unprivileged user")
+    interpreter, site_packages = unprivileged_python()
     home = os.path.join(where, "home")
     os.mkdir(home)
     os.chown(home, 4242, 4242)
