@@ -40,7 +40,8 @@ def _eval_configure(p) -> None:
     p.add_argument("-k", type=_ints, default=None, metavar="K[,K...]",
                    help="pass@k to report (default: 1, plus the number of samples when more)")
     p.add_argument("--workers", "-w", type=int, default=None,
-                   help="concurrent episodes (default: one per CPU core this process may use)")
+                   help="concurrent episodes (default: the executor's, local: one per CPU core this process may "
+                        "use; ray: one per CPU of the cluster)")
     p.add_argument("--executor", default="local",
                    help="where episodes run: local (threads, default), ray (agentenv-ray); `agentenv plugins` lists them")
     p.add_argument("--address", default=None, metavar="ADDR", help="the executor's cluster (ray: ray://host:port or "
@@ -69,8 +70,7 @@ def _eval_run(args) -> int:
     suite = agentenv.find_suite(args.suite)
     ks = args.k or ((1,) if args.samples == 1 else (1, args.samples))
     config = EvalConfig(suite=suite, agent=args.agent, out=args.out or _default_out(suite.name, args.agent),
-                        samples=args.samples, ks=tuple(sorted(set(ks))),
-                        workers=args.workers or len(os.sched_getaffinity(0)),
+                        samples=args.samples, ks=tuple(sorted(set(ks))), workers=args.workers,
                         backend=args.backend, mode=args.mode, reward_mode=args.reward_mode, retries=args.retries,
                         seed=args.seed, tasks=tuple(p for p in args.tasks.split(",") if p),
                         resume=args.resume, progress=not args.quiet, executor=args.executor,

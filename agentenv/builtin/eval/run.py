@@ -17,6 +17,7 @@ of every score. Every other exception from an agent is the agent's failure (``ag
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import json
 import math
@@ -61,7 +62,7 @@ class EvalConfig:
     out: str
     samples: int = 1
     ks: tuple[int, ...] = (1,)
-    workers: int = 1
+    workers: int | None = None  # None: the executor's default (local: one per core; ray: one per cluster CPU)
     backend: Any = "auto"  # a backend name, or a SandboxBackend instance (Python API)
     mode: Mode | None = None  # None: single_shot when the task has a placeholder, else agentic
     reward_mode: str = "terminal"
@@ -77,7 +78,7 @@ class EvalConfig:
     def validate(self) -> None:
         if self.samples < 1:
             raise EvalError(f"--samples must be at least 1, not {self.samples}")
-        if self.workers < 1:
+        if self.workers is not None and self.workers < 1:
             raise EvalError(f"--workers must be at least 1, not {self.workers}")
         if not self.ks or min(self.ks) < 1:
             raise EvalError(f"-k takes positive integers such as 1,5,10, not {','.join(map(str, self.ks))}")
@@ -235,6 +236,7 @@ def run_eval(config: EvalConfig, on_progress: Callable[[Progress], None] | None 
 
     try:
         with factory(work, config.workers, config.address) as executor:
+            config = dataclasses.replace(config, workers=executor.slots)  # results.json says how many ran
             scheduler = agentenv.Scheduler(executor, scheduler_config)
             try:
                 scheduler.run(jobs, on_outcome=on_outcome)
