@@ -191,6 +191,33 @@ def test_verdicts_match_the_format_harness_for_every_sample(imported):
     assert not mismatches
 
 
+def test_a_test_that_calls_the_function_by_name_calls_the_candidate(tmp_path):
+    # HumanEval/33's test compares candidate(x) with sort_third(x): under the format's harness the name is
+    # the completion's function, not the prompt's stub (which returns None)
+    problem = {"task_id": "ByName/0", "entry_point": "sort_third",
+               "prompt": "def sort_third(l: list):\n    \"\"\"Sort the values at indices divisible by three.\"\"\"\n",
+               "canonical_solution": "    l = list(l)\n    l[::3] = sorted(l[::3])\n    return l\n",
+               "test": "\n\ndef check(candidate):\n"
+                       "    assert tuple(candidate([5, 3, -4, 8, -3, 9])) == tuple(sort_third([5, 3, -4, 8, -3, 9]))\n"
+                       "    assert tuple(candidate([5, 6, 3, 4, 8, 9, 2])) == tuple([2, 6, 3, 4, 8, 9, 5])\n"}
+    source = tmp_path / "byname.jsonl"
+    source.write_text(json.dumps(problem) + "\n")
+    report = import_humaneval(str(source), str(tmp_path / "byname"), timeout_s=TIMEOUT)
+    assert not report.bad
+    env = CodingEnv(load_task(report.written[0]), mode="single_shot")
+    try:
+        for completion in (problem["canonical_solution"], "    return sorted(l)\n", "    return None\n"):
+            env.reset()
+            _, reward, terminated, _, info = env.step(completion)
+            assert terminated and not info["reward_masked"], info["infra_error"]
+            official = official_verdict(problem, completion, TIMEOUT)
+            assert ("passed" if reward == 1.0 else "not passed") == (
+                "passed" if official == "passed" else "not passed"), (completion, reward, official)
+            assert (reward == 1.0) == (completion == problem["canonical_solution"])
+    finally:
+        env.close()
+
+
 def test_agentic_mode_judges_the_edited_solution_file(imported):
     out, report = imported
     task = load_task([p for p in report.written if p.endswith("MiniEval_2.json")][0])

@@ -269,9 +269,13 @@ def main():
     stream = _WriteOnly()
     try:
         namespace = {}
-        # the judge runs the task's own text only: the prompt (for helpers the test uses) and the test
+        # the judge runs the task's own text only: the prompt (for helpers the test uses) and the test.
+        # A test that calls the function by name (HumanEval/33) calls the candidate, as in the format's
+        # harness, where the completion's definition replaces the prompt's stub.
         with contextlib.redirect_stdout(stream), contextlib.redirect_stderr(stream):
-            exec(problem.get("prompt", "") + "\n" + problem["test"], namespace)
+            exec(problem.get("prompt", ""), namespace)
+            namespace[entry] = candidate
+            exec(problem["test"], namespace)
             namespace["check"](candidate)
         verdict = "passed"
     except TimeLimitReached:
