@@ -162,6 +162,17 @@ def test_host_files_are_invisible(box, tmp_path):
     assert "sandbox:x:65534" in passwd and passwd != open("/etc/passwd").read()
 
 
+def test_programs_reached_through_etc_alternatives_run(box):
+    # Debian's /usr/bin/awk -> /etc/alternatives/awk -> mawk: the sandbox's /etc keeps the programs'
+    # links (not the manual pages')
+    if not (os.path.islink("/usr/bin/awk") and os.readlink("/usr/bin/awk") == "/etc/alternatives/awk"):
+        pytest.skip("this host has no /usr/bin/awk through /etc/alternatives (not a Debian-style host)")
+    result = box.exec("echo 'a b' | awk '{print $2}'")
+    assert (result.exit_code, result.stdout) == (0, "b\n"), result
+    shown = box.exec("ls /etc/alternatives").stdout.split()
+    assert "awk" in shown and not [n for n in shown if n.endswith(".gz")], shown
+
+
 def test_runtime_usr_and_root_are_read_only(box):
     for target in (f"{PREFIX}/agentenv-probe", "/usr/agentenv-probe", "/agentenv-probe", "/etc/agentenv-probe",
                    "/bin/agentenv-probe"):
@@ -472,6 +483,26 @@ def _snapshot(b: NamespaceBackend) -> dict:
     }
 
 
+def test_the_pool_prepares_only_configurations_that_recur(pristine):
+    # a sweep over distinct tasks (an eval) would otherwise set up, then throw away, a sandbox per task
+    b = NamespaceBackend(pool_size=1)
+    try:
+        held = lambda: len(_descendants(b._zygote.proc.pid))  # noqa: E731  (a keeper and an init per sandbox)
+        for memory_mb in (300, 301, 302):  # three configurations, each opened once
+            with b.open(request(pristine, memory_mb=memory_mb)) as box:
+                assert box.exec(["true"]).exit_code == 0
+        assert wait_until(lambda: b.open_count() == 0 and held() == 0)
+        time.sleep(0.3)  # well past the refill delay: still nothing set up in advance
+        assert held() == 0
+        with b.open(request(pristine, memory_mb=301)) as box:  # 301 comes again: from now on it is pooled
+            assert box.exec(["true"]).exit_code == 0
+        assert wait_until(lambda: b.open_count() == 0 and held() == 2)
+        with b.open(request(pristine, memory_mb=301)) as box:
+            assert box.exec(["true"]).exit_code == 0
+    finally:
+        b.close()
+
+
 @pytest.mark.slow
 def test_thousand_episodes_leak_nothing(pristine, tmp_path, monkeypatch):
     # a private temp dir: other agentenv processes on this host create theirs in /tmp meanwhile
@@ -482,8 +513,9 @@ def test_thousand_episodes_leak_nothing(pristine, tmp_path, monkeypatch):
             # the pool refills while idle: one warm sandbox (a keeper and its init) is expected
             return b.open_count() == 0 and len(_descendants(b._zygote.proc.pid)) == 2
 
-        with b.open(request(pristine)) as box:
-            box.exec(["true"])
+        for _ in range(2):  # a configuration joins the pool the second time it is opened
+            with b.open(request(pristine)) as box:
+                box.exec(["true"])
         assert wait_until(settled)
         before = _snapshot(b)
         for i in range(1000):

@@ -96,6 +96,23 @@ def bind_ro(src: str, target: str) -> None:
     mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | keep)
 
 
+def copy_tree(src: str, dst: str) -> None:
+    """Copy a small tree of files, directories and symlinks (links copied, never followed):
+    /etc's staged copy, once per sandbox. shutil.copytree's copystat of every entry was most of a
+    sandbox's set-up."""
+    os.mkdir(dst)
+    for entry in os.scandir(src):
+        target = os.path.join(dst, entry.name)
+        if entry.is_symlink():
+            os.symlink(os.readlink(entry.path), target)
+        elif entry.is_dir():
+            copy_tree(entry.path, target)
+        else:
+            with open(entry.path, "rb") as f, open(target, "wb") as out:
+                out.write(f.read())
+            os.chmod(target, entry.stat().st_mode & 0o7777)
+
+
 def prctl(option: int, arg: int, arg2: int = 0) -> None:
     _check(_libc.prctl(option, arg, arg2, 0, 0), "prctl")
 
@@ -269,7 +286,7 @@ class Init(Server):
             bind_ro("/" + d, d)
         # a copy in the root tmpfs (read-only with it), not a bind: a bind shows its host source
         # (the backend's temp dir) in /proc/self/mountinfo
-        shutil.copytree(cfg["etc"], "etc", symlinks=True)
+        copy_tree(cfg["etc"], "etc")
         # /tmp before the runtime's binds: a runtime cached under /tmp stays visible (read-only) in it
         os.mkdir("tmp")
         mount("tmpfs", "tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={cfg['tmp_mb']}m,mode=1777")
@@ -728,6 +745,9 @@ class Zygote:
         self.pool: dict[bytes, list[dict]] = {}
         self.pool_order: list[bytes] = []
         self.pool_boxes: dict[str, dict] = {}
+        # configurations opened once (most recent last): a configuration joins the pool when it
+        # comes again, so that a sweep over distinct tasks (an eval) sets up no sandbox it never uses
+        self.seen: dict[bytes, None] = {}
         self.last_open = 0.0
         self.wake_r = self.wake_w = None
 
@@ -842,7 +862,12 @@ class Zygote:
                         [box["sock"].fileno()])
         box["sock"].close()
         del box["sock"]
-        if self.pool_size > 0:
+        if key not in self.pool and key not in self.seen:
+            self.seen[key] = None
+            while len(self.seen) > 64:
+                del self.seen[next(iter(self.seen))]
+        elif self.pool_size > 0:
+            self.seen.pop(key, None)
             self.pool.setdefault(key, [])
             self.pool_order = [k for k in self.pool_order if k != key] + [key]
             while len(self.pool_order) > self.pool_keys:

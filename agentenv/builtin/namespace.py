@@ -289,8 +289,9 @@ class NamespaceBackend(SandboxBackend):
         return cls._availability
 
     def __init__(self, pool_size: int | None = None, *, cgroups: bool = True, warm: bool | str | None = None) -> None:
-        """*pool_size*: sandboxes kept set up in advance for each recently used configuration
-        (default 1, or ``AGENTENV_NS_POOL``); 0 disables the warm pool. ``cgroups=False`` uses the
+        """*pool_size*: sandboxes kept set up in advance for each recently used configuration, once
+        it recurs (is opened a second time: a sweep over distinct tasks sets up nothing it never
+        uses) (default 1, or ``AGENTENV_NS_POOL``); 0 disables the warm pool. ``cgroups=False`` uses the
         rlimit fallback even where cgroups are writable (reported in ``isolation.warnings`` as usual).
         *warm*: each sandbox starts a warm interpreter of its runtime that Python commands fork
         from (see ``_nswarm.py``). ``"auto"`` (the default, or ``AGENTENV_NS_WARM``): where the
@@ -348,7 +349,11 @@ class NamespaceBackend(SandboxBackend):
             if os.path.isfile(src):
                 shutil.copy(src, os.path.join(etc, name))
         if os.path.isdir("/etc/alternatives"):  # /usr/bin/awk -> /etc/alternatives/awk -> mawk
-            shutil.copytree("/etc/alternatives", os.path.join(etc, "alternatives"), symlinks=True)
+            # the programs' links only: manual pages (most of the links) are not in a sandbox
+            os.mkdir(os.path.join(etc, "alternatives"))
+            for entry in os.scandir("/etc/alternatives"):
+                if entry.is_symlink() and "/man/" not in os.readlink(entry.path):
+                    os.symlink(os.readlink(entry.path), os.path.join(etc, "alternatives", entry.name))
         files = {
             "passwd": f"root:x:0:0:root:/root:/bin/sh\nsandbox:x:{SANDBOX_UID}:{SANDBOX_UID}:sandbox:/tmp:/bin/sh\n",
             "group": f"root:x:0:\nsandbox:x:{SANDBOX_UID}:\n",

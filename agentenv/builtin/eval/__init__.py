@@ -19,7 +19,7 @@ from agentenv import AGENTIC, SINGLE_SHOT
 
 from . import calibrate
 from .leaderboard import build_board, load_results, render_html, render_markdown, render_text
-from .run import EvalConfig, run_eval, select_tasks, task_mode
+from .run import EvalConfig, first_task, run_eval, task_mode
 
 
 def _ints(text: str) -> tuple[int, ...]:
@@ -76,7 +76,7 @@ def _eval_run(args) -> int:
                         resume=args.resume, progress=not args.quiet, executor=args.executor,
                         address=args.address, lanes=args.lanes)
     # A bad agent spec is a usage error: say so before any sandbox starts, on a task the run plays.
-    first = select_tasks(suite, config.tasks)[0]
+    first = first_task(suite, config.tasks)
     agent = agentenv.make_agent(args.agent, first, task_mode(first, args.mode))
     if hasattr(agent, "close"):
         agent.close()

@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import agentenv
 from agentenv import (AGENTIC, CAUSES, SINGLE_SHOT, TRAJECTORY_SCHEMA, EvalError, Mode, Suite, TaskSpec,
-                      TrajectoryWriter, read_jsonl)
+                      TrajectoryWriter, load_task, read_jsonl)
 
 RESULT_SCHEMA = "agentenv.result/1"
 
@@ -178,6 +178,15 @@ def select_tasks(suite: Suite, patterns: Sequence[str]) -> list[TaskSpec]:
     if not tasks:
         raise EvalError(f"suite {suite.name} ({suite.path}) has no tasks")
     return tasks
+
+
+def first_task(suite: Suite, patterns: Sequence[str]) -> TaskSpec:
+    """The first task a run plays, reading no more task files than it takes to find it."""
+    for path in suite.task_files:
+        task = load_task(path, suite=suite.name)
+        if not patterns or any(fnmatch.fnmatchcase(task.task_id, p) for p in patterns):
+            return task
+    return select_tasks(suite, patterns)[0]  # raises: nothing matches
 
 
 def run_eval(config: EvalConfig, on_progress: Callable[[Progress], None] | None = None) -> EvalOutcome:
