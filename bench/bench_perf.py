@@ -38,7 +38,7 @@ import time
 
 import agentenv
 from agentenv import Limits, RuntimeEnv, SandboxRequest
-from agentenv._bench import uss_mb
+from agentenv.builtin.bench import uss_mb
 from bench_backends import pct
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -2,7 +2,9 @@
 and a public surface guarded the way httpx guards its own (docs/architecture.md draws it)."""
 
 import ast
+import glob
 import importlib
+import importlib.util
 import inspect
 import os
 import pkgutil
@@ -180,3 +182,26 @@ def test_every_hook_has_a_section_in_the_plugin_guide():
     guide = open(os.path.join(ROOT, "docs", "plugins.md")).read()
     for name in (n for n in dir(hookspecs) if n.startswith("agentenv_add_")):
         assert f"`{name}`" in guide, f"docs/plugins.md has no example of {name}"
+
+
+def test_scripts_beside_the_package_import_what_exists():
+    # a module move once left bench/bench_perf.py importing agentenv._bench, so `make bench` died at its
+    # first line; every agentenv name the scripts import must still be where they look for it
+    missing = []
+    for folder in ("bench", "examples", "scripts"):
+        for path in sorted(glob.glob(os.path.join(ROOT, folder, "**", "*.py"), recursive=True)):
+            for node in ast.walk(ast.parse(open(path).read())):
+                if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "agentenv":
+                    try:
+                        module = importlib.import_module(node.module)
+                    except ImportError as exc:
+                        missing.append(f"{os.path.relpath(path, ROOT)}:{node.lineno}: {exc}")
+                        continue
+                    missing += [f"{os.path.relpath(path, ROOT)}:{node.lineno}: {node.module} has no {a.name}"
+                                for a in node.names if a.name != "*" and not hasattr(module, a.name)
+                                and importlib.util.find_spec(f"{node.module}.{a.name}") is None]
+                elif isinstance(node, ast.Import):
+                    for alias in node.names:
+                        if alias.name.split(".")[0] == "agentenv" and importlib.util.find_spec(alias.name) is None:
+                            missing.append(f"{os.path.relpath(path, ROOT)}:{node.lineno}: no module {alias.name}")
+    assert not missing
