@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 import pytest
 
@@ -86,6 +87,20 @@ def test_a_fork_branches_the_workspace_and_the_branches_diverge(backend, pristin
         finally:
             child.close()
         assert parent.exec("cat keep.txt", cwd="/app").stdout == "changed\n"
+
+
+def test_a_fork_that_fails_leaves_no_sandbox_behind(backend, pristine):
+    # the new sandbox opens while the parent's layer is read: a snapshot that fails must close it
+    with backend.open(SandboxRequest(RUNTIME, pristine, "/app", Limits(wall_time_s=30.0))) as parent:
+        assert parent.exec("touch locked && chmod 000 locked", cwd="/app").exit_code == 0  # init cannot read it
+        held = backend.open_count()
+        with pytest.raises(PermissionError, match="locked"):
+            parent.fork()
+        deadline = time.monotonic() + 10
+        while backend.open_count() != held and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert backend.open_count() == held
+        assert parent.exec("echo alive").stdout == "alive\n"
 
 
 def test_a_sandbox_without_the_capability_says_so():

@@ -551,8 +551,27 @@ class NamespaceSandbox(AgentSandbox):
         overlay's writable layer, copied; the task's files stay shared). Processes, /tmp and
         /dev/shm are not carried over. Take it while no command runs: a background process that
         writes meanwhile may leave a torn copy."""
-        reply, data = self._call({"op": "snapshot"}, timeout=120.0)
-        child = self._backend.open(self._request)
+        opened: list = []  # the new sandbox comes from the zygote while this init reads its layer
+
+        def open_child() -> None:
+            try:
+                opened.append(self._backend.open(self._request))
+            except BaseException as exc:
+                opened.append(exc)
+
+        opener = threading.Thread(target=open_child, name="agentenv-fork-open", daemon=True)
+        opener.start()
+        try:
+            reply, data = self._call({"op": "snapshot"}, timeout=120.0)
+        except BaseException:
+            opener.join()
+            if not isinstance(opened[0], BaseException):
+                opened[0].close()
+            raise
+        opener.join()
+        child = opened[0]
+        if isinstance(child, BaseException):
+            raise child
         try:
             child._call({"op": "restore", "entries": reply["entries"]}, data, timeout=120.0)
         except BaseException:
