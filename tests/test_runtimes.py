@@ -74,5 +74,9 @@ def test_a_runtime_carries_a_read_only_bytecode_cache_and_never_reads_a_planted_
         r = box.exec("cd /app && python -c \"import json, mod; print(json.__cached__); print(mod.VALUE)\"")
         cached, value = r.stdout.split()
         assert cached.startswith(prefix) and value == "source", r
+        # the runtime's packages are in it too (pytest is most of a scored run's start-up)
+        r = box.exec("python -c \"import os, _pytest.main as m; print(m.__cached__, os.path.isfile(m.__cached__))\"")
+        cached, present = r.stdout.split()
+        assert cached.startswith(prefix) and present == "True", r
         r = box.exec(f"touch {prefix}/x 2>&1 || echo refused")
         assert "refused" in r.stdout, "the bytecode cache is read-only in a sandbox"

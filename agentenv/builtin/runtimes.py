@@ -30,9 +30,11 @@ from agentenv import Runtime, RuntimeBuildError, RuntimeEnv
 
 log = logging.getLogger("agentenv.runtime")
 _FINGERPRINT = "agentenv-runtime.json"
-_BYTECODE = "pycache"
-#: parts of the standard library no test imports (compiling them would only cost time and space)
-_BYTECODE_SKIP = r"(/test/|/tests/|/idlelib/|/tkinter/|/turtledemo/|/lib2to3/|/ensurepip/|/site-packages/|/dist-packages/)"
+_BYTECODE = "bytecode"  # (was "pycache", which held the standard library only: never read again)
+#: parts of the standard library no test imports (compiling them would only cost time and space),
+#: and the interpreter's own site-packages (the host's packages, hidden in sandboxes); the
+#: runtime's site-packages is compiled
+_BYTECODE_SKIP = r"(/test/|/tests/|/idlelib/|/tkinter/|/turtledemo/|/lib2to3/|/ensurepip/|^{stdlib}/(site|dist)-packages/)"
 _PROBE = ("import sys, json, sysconfig; print(json.dumps({'executable': sys.executable, "
           "'base_prefix': sys.base_prefix, 'version': sys.version.split()[0], "
           "'implementation': sys.implementation.name}))")
@@ -193,9 +195,10 @@ class PythonRuntime(Runtime):
             tmp = f"{target}.tmp-{os.getpid()}"
             shutil.rmtree(tmp, ignore_errors=True)
             try:
+                skip = _BYTECODE_SKIP.format(stdlib=re.escape(stdlib))
                 subprocess.run([os.path.join(env_dir, "bin", "python"), "-I", "-X", f"pycache_prefix={tmp}", "-m",
-                                "compileall", "-q", "-j0", "-x", _BYTECODE_SKIP, *[p for p in (stdlib, *packages)
-                                                                                   if os.path.isdir(p)]],
+                                "compileall", "-q", "-j0", "-x", skip,
+                                *[p for p in (stdlib, *packages) if os.path.isdir(p)]],
                                capture_output=True, timeout=600)  # a file that does not compile is just skipped
             except (OSError, subprocess.TimeoutExpired) as exc:
                 log.warning("no bytecode cache for %s (%s): commands compile from source", env_dir, exc)
