@@ -26,8 +26,9 @@ episode, so the scheduler knows nothing of sandboxes. Standard library only.
 - **Over-provisioning** (``purpose="train"`` only): ``run(jobs, need_groups=N)`` with N+k groups
   keeps the first N groups to finish and cancels the rest cleanly; :class:`OverProvision` records
   the choice. ``purpose="eval"`` refuses it: an evaluation never drops episodes.
-- **Admission.** At most ``max_starting`` attempts are in the start phase at once; when more wait
-  (a burst), each start is delayed by a random jitter up to ``burst_jitter_s``.
+- **Admission.** At most ``max_starting`` attempts are in the start phase at once; when one
+  dispatch starts several while more than that wait (a burst), each of those starts is delayed by a
+  random jitter up to ``burst_jitter_s``.
 
 Every decision happens in one thread (the caller of :meth:`Scheduler.run`); executors report from
 any thread through :class:`AttemptEvents`. Time comes from a :class:`Clock`, so tests drive the
@@ -103,7 +104,7 @@ class SchedulerConfig:
     deadlines: Deadlines = Deadlines()
     retries: int = 2  # extra attempts after an infrastructure failure
     max_starting: int = 16  # attempts in the start phase (creating sandboxes) at once
-    burst_jitter_s: float = 0.05  # a start is delayed by up to this when more than max_starting wait
+    burst_jitter_s: float = 0.05  # each start of a burst is delayed by up to this (see Admission)
     cancel_grace_s: float = 30.0  # how long a cancelled work may take to return before it is abandoned
     purpose: str = "eval"  # "eval" never drops episodes; "train" may over-provision
     seed: int = 0  # of the jitter's random numbers (decisions are reproducible with a fake clock)
@@ -964,6 +965,7 @@ class Scheduler:
         idle.sort(key=lambda s: (order[s.home], s.id))
         waiting = sum(len(q) for q in self._queues.values())
         # Home lanes first: every idle slot takes its own lane's work before anyone steals.
+        assigned: list[int] = []
         for steal in (False, True):
             for slot in idle:
                 if slot.attempt is not None or not self._admission_open():
@@ -972,9 +974,14 @@ class Scheduler:
                 if lane is None:
                     continue
                 key = self._queues[lane].popleft()
-                jitter = self._rng.uniform(0, self.config.burst_jitter_s) if waiting > self.config.max_starting else 0.0
-                waiting -= 1
-                self._assign(slot, self._states[key], now, now + jitter, stolen=steal)
+                self._assign(slot, self._states[key], now, now, stolen=steal)
+                assigned.append(slot.attempt)
+        # A burst (several starts at one instant while more than max_starting wait) is spread out;
+        # a slot that frees up alone takes its next attempt at once.
+        if len(assigned) > 1 and waiting > self.config.max_starting:
+            for attempt_id in assigned:
+                live = self._live[attempt_id]
+                live.start_at = live.started_at = now + self._rng.uniform(0, self.config.burst_jitter_s)
 
     def _pick_lane(self, slot: _Slot, steal: bool) -> str | None:
         if not steal:
