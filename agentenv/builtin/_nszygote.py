@@ -300,7 +300,7 @@ class Init(Server):
             rel = host.lstrip("/")
             if os.path.isdir(rel) and not os.path.islink(rel):
                 mount("tmpfs", rel, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k,mode=755")
-        self._workspace(stage)
+        self._workspace_layers()
         self._dev()
         os.mkdir("proc")
         # Before the old root goes: a user namespace may mount a proc only while one is fully visible
@@ -320,9 +320,6 @@ class Init(Server):
         if self.rootless:  # the agent may not make a user namespace of its own to regain capabilities
             with open("/proc/sys/user/max_user_namespaces", "w") as f:
                 f.write("0")
-        # the writable layer stays reachable to init alone (fork snapshots it), through this fd
-        self.upper_fd = os.open("/.agentenv/upper", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        _check(_libc.umount2(b"/.agentenv", MNT_DETACH), "hide workspace layers")
         mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
         self._loopback_up()
         user = f"uid {self.uid}, no capabilities, no_new_privs"
@@ -333,6 +330,12 @@ class Init(Server):
                               "uts": "namespace", "network": "namespace (loopback only)", "user": user})
         self.features.update(cfg.get("limit_features", {}))
         self._start_template()
+
+    def finish(self, workspace: str | None) -> None:
+        """The rest of the set-up, once the sandbox is handed out: the task's files (*workspace*,
+        a directory of ``workspace_source``) under the workspace, then the privileges go. Everything
+        before does not depend on the task, so a pooled sandbox serves any task of its configuration."""
+        self._workspace(workspace)
         self._drop_privileges()
         self._seccomp()
 
@@ -396,27 +399,41 @@ class Init(Server):
             n = int(limits["cpu_time_s"]) + 1
             self.spawn_rlimits.append((resource.RLIMIT_CPU, n))
 
-    def _workspace(self, stage: str) -> None:
+    def _workspace_layers(self) -> None:
+        """In the stage: the workspace's mount point, its writable layer, and (read-only, for init
+        alone until :meth:`finish`) the host folder that holds the task's files."""
         cfg = self.cfg
         os.mkdir(".agentenv", 0o700)
         mount("tmpfs", ".agentenv", "tmpfs", MS_NOSUID | MS_NODEV, f"size={cfg['workspace_mb']}m,mode=700")
         os.makedirs(self.root.lstrip("/"), exist_ok=True)
+        os.mkdir(".agentenv/upper")
+        os.mkdir(".agentenv/work")
+        os.chown(".agentenv/upper", self.uid, self.gid)
+        if cfg.get("workspace_source"):
+            os.mkdir(".agentenv/source")
+            bind_ro(cfg["workspace_source"], ".agentenv/source")
+
+    def _workspace(self, name: str | None) -> None:
+        """After pivot_root (the cwd is the new root): the workspace over the task's files *name*."""
         rel = self.root.lstrip("/")
         upper, work = ".agentenv/upper", ".agentenv/work"
-        os.mkdir(upper)
-        os.mkdir(work)
-        os.chown(upper, self.uid, self.gid)
-        lower = cfg.get("workspace_dir")
-        if lower:
-            # paths relative to the stage: mountinfo shows the options as given, not host paths
+        if name is not None:
+            if not isinstance(name, str) or name in ("", ".", "..") or "/" in name or "\0" in name or \
+                    not os.path.isdir(os.path.join(".agentenv/source", name)):
+                raise ValueError(f"no task files {name!r} in the workspace source")
+            # paths relative to the root: mountinfo shows the options as given, not host paths
             os.mkdir(".agentenv/lower")
-            bind_ro(lower, ".agentenv/lower")
+            bind_ro(os.path.join(".agentenv/source", name), ".agentenv/lower")
             opts = f"lowerdir=.agentenv/lower,upperdir={upper},workdir={work}"
             mount("overlay", rel, "overlay", MS_NOSUID | MS_NODEV, opts)
             self.features["workspace"] = "overlayfs (copy-on-write over the task's files)"
         else:
             mount(upper, rel, None, MS_BIND)
             self.features["workspace"] = "tmpfs"
+        # the writable layer stays reachable to init alone (fork snapshots it), through this fd;
+        # the layers, and every other task's files, leave the mount table
+        self.upper_fd = os.open("/.agentenv/upper", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        _check(_libc.umount2(b"/.agentenv", MNT_DETACH), "hide workspace layers")
 
     def _dev(self) -> None:
         os.mkdir("dev")
@@ -958,6 +975,7 @@ class Zygote:
                     box = Init(child_end, cfg, warm and warm.init_side())
                     try:
                         box.setup()
+                        box.finish(recv_msg(child_end)[0].get("workspace"))  # sent when handed out
                     except BaseException as exc:
                         send_msg(child_end, {"ready": False, "error": f"{type(exc).__name__}: {exc}"})
                         os._exit(1)

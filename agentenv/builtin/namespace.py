@@ -289,9 +289,9 @@ class NamespaceBackend(SandboxBackend):
         return cls._availability
 
     def __init__(self, pool_size: int | None = None, *, cgroups: bool = True, warm: bool | str | None = None) -> None:
-        """*pool_size*: sandboxes kept set up in advance for each recently used configuration, once
-        it recurs (is opened a second time: a sweep over distinct tasks sets up nothing it never
-        uses) (default 1, or ``AGENTENV_NS_POOL``); 0 disables the warm pool. ``cgroups=False`` uses the
+        """*pool_size*: sandboxes kept set up in advance for each recently used configuration
+        (runtime, limits, root; not the task's files, which a pooled sandbox mounts when it is
+        handed out), once it recurs (default 1, or ``AGENTENV_NS_POOL``); 0 disables the warm pool. ``cgroups=False`` uses the
         rlimit fallback even where cgroups are writable (reported in ``isolation.warnings`` as usual).
         *warm*: each sandbox starts a warm interpreter of its runtime that Python commands fork
         from (see ``_nswarm.py``). ``"auto"`` (the default, or ``AGENTENV_NS_WARM``): where the
@@ -383,7 +383,8 @@ class NamespaceBackend(SandboxBackend):
             "toplinks": self._toplinks, "topdirs": self._topdirs,
             "mounts": [m for m in request.runtime.mounts if os.path.exists(m)],
             "hide": _host_package_trees(request.runtime.mounts),
-            "workspace_dir": request.workspace_dir,
+            # the folder of the task's files, not the files: a pooled sandbox serves every task there
+            "workspace_source": os.path.dirname(request.workspace_dir) if request.workspace_dir else None,
             "workspace_mb": tmpfs[request.root], "tmp_mb": tmpfs["/tmp"], "shm_mb": tmpfs["/dev/shm"],
             "limits": limits.to_json(), "cgroup_mode": self._cgroups.mode, "cgroup_base": self._cgroups.base,
             "limit_features": {"memory": how, "processes": how, "tmpfs_mb": tmpfs},
@@ -400,6 +401,11 @@ class NamespaceBackend(SandboxBackend):
         sid = reply["id"]
         sock = socket.socket(fileno=fd)
         try:
+            try:  # init ends its set-up with these files (if it failed already, it said why)
+                proto.send_msg(sock, {"workspace": os.path.basename(request.workspace_dir)
+                                      if request.workspace_dir else None})
+            except OSError:
+                pass
             ready, _ = proto.recv_msg(sock)
         except (EOFError, OSError) as exc:
             sock.close()
