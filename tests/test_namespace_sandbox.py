@@ -162,6 +162,23 @@ def test_host_files_are_invisible(box, tmp_path):
     assert "sandbox:x:65534" in passwd and passwd != open("/etc/passwd").read()
 
 
+def test_no_other_task_files_are_in_a_sandbox_pooled_or_not(pristine):
+    # a pooled sandbox is set up before its task is known, with the folder of every task's files
+    # mounted for init: it must be gone before the sandbox is handed out
+    other = materialize({"other-task-secret.txt": b"another task's hidden answer\n"},
+                        os.path.dirname(os.path.dirname(pristine)))
+    assert os.path.dirname(other) == os.path.dirname(pristine)
+    b = NamespaceBackend(pool_size=1)
+    try:
+        for _ in range(3):  # cold, cold (the configuration recurs: the pool fills), then from the pool
+            with b.open(request(pristine)) as box:
+                found = box.exec("find / -path /proc -prune -o -name 'other-task-secret*' -print 2>/dev/null; "
+                                 "grep -c -e workspaces -e source /proc/self/mountinfo; cat /app/main.py")
+                assert found.stdout == "0\nprint('pristine')\n", found
+    finally:
+        b.close()
+
+
 def test_programs_reached_through_etc_alternatives_run(box):
     # Debian's /usr/bin/awk -> /etc/alternatives/awk -> mawk: the sandbox's /etc keeps the programs'
     # links (not the manual pages')
