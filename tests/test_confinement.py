@@ -22,7 +22,7 @@ import pytest
 from agentenv import Limits, RuntimeEnv, SandboxRequest
 from agentenv import materialize
 from agentenv.builtin.namespace import NamespaceBackend
-from _paths import unprivileged_python
+from _paths import run_unprivileged
 
 _AVAILABLE = NamespaceBackend.availability()
 pytestmark = pytest.mark.skipif(not _AVAILABLE.ok, reason=f"namespace backend unavailable: {_AVAILABLE.reason}")
@@ -292,18 +292,12 @@ def test_a_sigkilled_callers_temp_dir_is_swept_by_the_next_backend(tmp_path):
 @pytest.mark.slow
 def test_without_root_this_whole_module_passes_in_rootless_mode():
     """Everything above, again as uid 4242: each sandbox is then a user namespace."""
-    interpreter, site_packages = unprivileged_python()
     where = tempfile.mkdtemp(prefix="agentenv-user-")
     try:
         os.chmod(where, 0o755)
-        home = os.path.join(where, "home")
-        os.mkdir(home)
-        os.chown(home, 4242, 4242)
-        code = (f"import site, sys; site.addsitedir({site_packages!r}); sys.path.insert(0, {REPO!r})\n"
-                f"import pytest; sys.exit(pytest.main(['-p', 'no:cacheprovider', '-q', '-rs', '--basetemp', "
-                f"{home + '/pt'!r}, {os.path.abspath(__file__)!r}]))")
-        out = subprocess.run(["setpriv", "--reuid=4242", "--regid=4242", "--clear-groups", "env", f"HOME={home}",
-                              interpreter, "-I", "-c", code], capture_output=True, text=True, timeout=600, cwd=home)
+        basetemp = os.path.join(where, "home", "pt")
+        out = run_unprivileged(f"import pytest; sys.exit(pytest.main(['-p', 'no:cacheprovider', '-q', '-rs', "
+                               f"'--basetemp', {basetemp!r}, {os.path.abspath(__file__)!r}]))", where)
     finally:
         shutil.rmtree(where, ignore_errors=True)
     report = out.stdout + out.stderr

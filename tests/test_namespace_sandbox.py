@@ -25,7 +25,7 @@ from agentenv import Limits, RuntimeEnv, SandboxRequest
 from agentenv import materialize
 from agentenv.builtin import namespace
 from agentenv.builtin.namespace import NamespaceBackend
-from _paths import unprivileged_python
+from _paths import run_unprivileged as _unprivileged
 
 _AVAILABLE = NamespaceBackend.availability()
 pytestmark = pytest.mark.skipif(not _AVAILABLE.ok, reason=f"namespace backend unavailable: {_AVAILABLE.reason}")
@@ -638,32 +638,6 @@ def user_dir():
     os.chmod(path, 0o755)
     yield path
     shutil.rmtree(path, ignore_errors=True)
-
-
-def _unprivileged(code: str, where: str, *, userns_allowed: bool = True) -> subprocess.CompletedProcess:
-    """Run *code* with the host's own Python 3.11 as uid 4242, which has no name, home or rights
-    (the venv's interpreter lives under /root). With *userns_allowed* false it runs in a user
-    namespace whose ``max_user_namespaces`` is 0: a host that refuses users new user namespaces."""
-    interpreter, site_packages = unprivileged_python()
-    home = os.path.join(where, "home")
-    os.mkdir(home)
-    os.chown(home, 4242, 4242)
-    prelude = f"import site, sys; site.addsitedir({site_packages!r}); sys.path.insert(0, {REPO!r})\n"
-    user = ["setpriv", "--reuid=4242", "--regid=4242", "--clear-groups",
-            "env", f"HOME={home}", interpreter, "-I", "-c", prelude + textwrap.dedent(code)]
-    if userns_allowed:
-        return subprocess.run(user, capture_output=True, text=True, timeout=600, cwd=str(home))
-    # root makes the namespace (mapping 0 and 4242 to themselves), lowers its limit, then becomes 4242
-    inner = "read go; exec sh -c 'echo 0 > /proc/sys/user/max_user_namespaces && exec \"$@\"' sh \"$@\""
-    proc = subprocess.Popen(["unshare", "--user", "sh", "-c", inner, "sh", *user], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(home))
-    ours = os.readlink("/proc/self/ns/user")
-    assert wait_until(lambda: os.readlink(f"/proc/{proc.pid}/ns/user") != ours), "unshare --user did not start"
-    for name in ("uid_map", "gid_map"):
-        with open(f"/proc/{proc.pid}/{name}", "w") as f:
-            f.write("0 0 1\n4242 4242 1\n")
-    out, err = proc.communicate("go\n", timeout=600)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 @pytest.mark.slow
