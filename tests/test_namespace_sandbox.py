@@ -170,8 +170,10 @@ def test_no_other_task_files_are_in_a_sandbox_pooled_or_not(pristine):
     assert os.path.dirname(other) == os.path.dirname(pristine)
     b = NamespaceBackend(pool_size=1)
     try:
-        for _ in range(3):  # cold, cold (the configuration recurs: the pool fills), then from the pool
-            with b.open(request(pristine)) as box:
+        # cold, cold (the configuration recurs: the pool fills), then from the pool; a trailing slash
+        # names the same folder
+        for folder in (pristine, pristine + "/", pristine):
+            with b.open(request(folder)) as box:
                 found = box.exec("find / -path /proc -prune -o -name 'other-task-secret*' -print 2>/dev/null; "
                                  "grep -c -e workspaces -e source /proc/self/mountinfo; cat /app/main.py")
                 assert found.stdout == "0\nprint('pristine')\n", found

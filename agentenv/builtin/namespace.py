@@ -384,7 +384,7 @@ class NamespaceBackend(SandboxBackend):
             "mounts": [m for m in request.runtime.mounts if os.path.exists(m)],
             "hide": _host_package_trees(request.runtime.mounts),
             # the folder of the task's files, not the files: a pooled sandbox serves every task there
-            "workspace_source": os.path.dirname(request.workspace_dir) if request.workspace_dir else None,
+            "workspace_source": os.path.dirname(_task_folder(request)) if request.workspace_dir else None,
             "workspace_mb": tmpfs[request.root], "tmp_mb": tmpfs["/tmp"], "shm_mb": tmpfs["/dev/shm"],
             "limits": limits.to_json(), "cgroup_mode": self._cgroups.mode, "cgroup_base": self._cgroups.base,
             "limit_features": {"memory": how, "processes": how, "tmpfs_mb": tmpfs},
@@ -402,7 +402,7 @@ class NamespaceBackend(SandboxBackend):
         sock = socket.socket(fileno=fd)
         try:
             try:  # init ends its set-up with these files (if it failed already, it said why)
-                proto.send_msg(sock, {"workspace": os.path.basename(request.workspace_dir)
+                proto.send_msg(sock, {"workspace": os.path.basename(_task_folder(request))
                                       if request.workspace_dir else None})
             except OSError:
                 pass
@@ -594,6 +594,11 @@ class NamespaceSandbox(AgentSandbox):
             if not was_dead:
                 self._sock.close()
         self._backend._release(self._sid)
+
+
+def _task_folder(request: SandboxRequest) -> str:
+    """The request's folder of task files, as an absolute path without a trailing slash."""
+    return os.path.normpath(os.path.abspath(request.workspace_dir))
 
 
 def base_env(runtime) -> dict[str, str]:
