@@ -584,6 +584,18 @@ def test_caller_death_kills_every_sandbox(tmp_path):
             child.wait()
 
 
+def test_a_stale_cgroup_that_vanishes_mid_sweep_does_not_stop_a_new_backend(tmp_path):
+    # backends of several processes start together (Ray workers of one host) and sweep the same
+    # stale cgroups: one that another removed between the listing and its own look is skipped (a
+    # dangling link is such an entry, deterministically); it once failed the episode with ENOENT
+    dead = int(open("/proc/sys/kernel/pid_max").read()) + 1  # no process has this pid
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / f"agentenv-{dead}-0").symlink_to(tmp_path / "gone")
+    (tmp_path / "memory" / f"agentenv-{dead}-1").mkdir()
+    namespace._remove_stale_cgroups(str(tmp_path))
+    assert not (tmp_path / "memory" / f"agentenv-{dead}-1").exists()  # the rest of the sweep still ran
+
+
 # ----------------------------------------------------------------------------- weaker modes, refusal
 
 def _host_processes_of(uid: int) -> int:

@@ -896,7 +896,14 @@ class Zygote:
         for key in reversed(self.pool_order):
             boxes = self.pool[key]
             if len(boxes) < self.pool_size:
-                box = self._spawn(json.loads(key)["config"], background=True)
+                try:
+                    box = self._spawn(json.loads(key)["config"], background=True)
+                except Exception as exc:  # (the cgroup folder went, say): never the zygote's end
+                    os.write(2, f"agentenv zygote: a pooled sandbox could not be set up: {exc}\n".encode())
+                    self.pool_order.remove(key)
+                    for old in self.pool.pop(key):
+                        self._discard(old)
+                    return True
                 if box is not None:
                     self.pool_boxes[box["id"]] = box
                     boxes.append(box)

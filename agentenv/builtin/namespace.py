@@ -169,7 +169,11 @@ def _remove_stale_cgroups(top: str) -> None:
             if os.path.exists(f"/proc/{pid}"):
                 continue
             base = os.path.join(hierarchy, name)
-            for child in os.listdir(base):
+            try:  # another process may be sweeping the same one (Ray workers of one host start together)
+                children = os.listdir(base)
+            except OSError:
+                continue
+            for child in children:
                 if os.path.isdir(os.path.join(base, child)):
                     try:
                         os.rmdir(os.path.join(base, child))
