@@ -79,12 +79,14 @@ def test_cluster_results_equal_local_ones_and_each_node_prepares_once(cluster, t
 
 class SlowReference(agentenv.Agent):
     """The reference solution after a pause, so that episodes are running when a fault strikes.
-    Seed 100, on its first try, kills its own worker process (a crash mid-episode). Every act
-    leaves a marker naming its node, so the test can kill the node of a running episode."""
+    Seed 100, on its first try off the node *doomed* (the one the test removes), kills its own worker
+    process (a crash mid-episode). Every act that goes on then leaves a marker naming its node, so the
+    test can remove the node of a running episode: two faults, each retried, wherever Ray placed the
+    slots (the crash and the removal never strike the same attempt)."""
 
-    def __init__(self, task, mode, markers):
+    def __init__(self, task, mode, markers, doomed):
         self.inner = agentenv.make_agent("reference", task, mode)
-        self.markers = markers
+        self.markers, self.doomed = markers, doomed
 
     def reset(self, task, mode, seed=None):
         self.seed = seed
@@ -92,12 +94,12 @@ class SlowReference(agentenv.Agent):
 
     def act(self, observation, info):
         node = ray.get_runtime_context().get_node_id()
-        with open(os.path.join(self.markers, f"{node}-{self.seed}-{os.getpid()}"), "w"):
-            pass
         crash = os.path.join(self.markers, "crashed")
-        if self.seed == 100 and not os.path.exists(crash):
+        if self.seed == 100 and node != self.doomed and not os.path.exists(crash):
             open(crash, "w").close()
             os.kill(os.getpid(), signal.SIGKILL)
+        with open(os.path.join(self.markers, f"{node}-{self.seed}-{os.getpid()}"), "w"):
+            pass
         time.sleep(2.0)
         return self.inner.act(observation, info)
 
@@ -109,7 +111,8 @@ def test_killed_worker_and_killed_node_lose_and_duplicate_nothing_and_a_rerun_re
     markers.mkdir()
     fizzbuzz = tasks[0]
     jobs = [rollout_job(fizzbuzz, s, "single_shot", seed=100 + s) for s in range(8)]
-    work = EpisodeWork(functools.partial(SlowReference, markers=str(markers)), backend="namespace")
+    work = EpisodeWork(functools.partial(SlowReference, markers=str(markers), doomed=extra.node_id),
+                       backend="namespace")
     log_path = str(tmp_path / "results.jsonl")
     killed = threading.Event()
 
@@ -126,9 +129,16 @@ def test_killed_worker_and_killed_node_lose_and_duplicate_nothing_and_a_rerun_re
         assert extra.node_id in executor.nodes()
         killer = threading.Thread(target=kill_the_extra_node_when_it_runs_an_episode, daemon=True)
         killer.start()
-        with ResultLog(log_path) as log:
-            report = log.run(Scheduler(executor, SchedulerConfig(retries=3)), jobs[:6])
-        killer.join(timeout=300)
+        try:
+            with ResultLog(log_path) as log:
+                report = log.run(Scheduler(executor, SchedulerConfig(retries=3)), jobs[:6])
+        finally:
+            killer.join(timeout=300)
+            # the next test must not place work on the removed node before Ray has noticed it is gone
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and any(n["NodeID"] == extra.node_id and n["Alive"]
+                                                      for n in ray.nodes()):
+                time.sleep(0.5)
         assert killed.is_set()
         assert [o.status for o in report.outcomes] == ["ok"] * 6, [o.error for o in report.outcomes]
         assert sorted(o.key for o in report.outcomes) == sorted(j.key for j in jobs[:6])
