@@ -12,6 +12,7 @@ mapped, is the caller's uid. See ``_nszygote.py`` for the process tree.
 
 from __future__ import annotations
 
+import concurrent.futures
 import fcntl
 import functools
 import glob
@@ -295,8 +296,9 @@ class NamespaceBackend(SandboxBackend):
     def __init__(self, pool_size: int | None = None, *, cgroups: bool = True, warm: bool | str | None = None) -> None:
         """*pool_size*: sandboxes kept set up in advance for each recently used configuration
         (runtime, limits, root; not the task's files, which a pooled sandbox mounts when it is
-        handed out), once it recurs (default 1, or ``AGENTENV_NS_POOL``); 0 disables the warm pool. ``cgroups=False`` uses the
-        rlimit fallback even where cgroups are writable (reported in ``isolation.warnings`` as usual).
+        handed out), once it recurs (default 1, or ``AGENTENV_NS_POOL``); 0 disables the warm
+        pool. ``cgroups=False`` uses the rlimit fallback even where cgroups are writable (reported
+        in ``isolation.warnings`` as usual).
         *warm*: each sandbox starts a warm interpreter of its runtime that Python commands fork
         from (see ``_nswarm.py``). ``"auto"`` (the default, or ``AGENTENV_NS_WARM``): where the
         runtime has pytest, whose start-up it saves (hundreds of ms a test run); a runtime without
@@ -356,8 +358,9 @@ class NamespaceBackend(SandboxBackend):
             # the programs' links only: manual pages (most of the links) are not in a sandbox
             os.mkdir(os.path.join(etc, "alternatives"))
             for entry in os.scandir("/etc/alternatives"):
-                if entry.is_symlink() and "/man/" not in os.readlink(entry.path):
-                    os.symlink(os.readlink(entry.path), os.path.join(etc, "alternatives", entry.name))
+                target = os.readlink(entry.path) if entry.is_symlink() else None
+                if target is not None and "/man/" not in target:
+                    os.symlink(target, os.path.join(etc, "alternatives", entry.name))
         files = {
             "passwd": f"root:x:0:0:root:/root:/bin/sh\nsandbox:x:{SANDBOX_UID}:{SANDBOX_UID}:sandbox:/tmp:/bin/sh\n",
             "group": f"root:x:0:\nsandbox:x:{SANDBOX_UID}:\n",
@@ -381,6 +384,7 @@ class NamespaceBackend(SandboxBackend):
         limits = request.limits
         cgrouped = self._cgroups.mode != "rlimit"
         how = f"cgroup {self._cgroups.mode}" if cgrouped else "rlimit"
+        folder = os.path.normpath(os.path.abspath(request.workspace_dir)) if request.workspace_dir else None
         tmpfs = tmpfs_sizes(limits, request.root)
         cfg = {
             "uid": SANDBOX_UID, "root": request.root, "stage": self._stage, "etc": self._etc,
@@ -388,7 +392,7 @@ class NamespaceBackend(SandboxBackend):
             "mounts": [m for m in request.runtime.mounts if os.path.exists(m)],
             "hide": _host_package_trees(request.runtime.mounts),
             # the folder of the task's files, not the files: a pooled sandbox serves every task there
-            "workspace_source": os.path.dirname(_task_folder(request)) if request.workspace_dir else None,
+            "workspace_source": os.path.dirname(folder) if folder else None,
             "workspace_mb": tmpfs[request.root], "tmp_mb": tmpfs["/tmp"], "shm_mb": tmpfs["/dev/shm"],
             "limits": limits.to_json(), "cgroup_mode": self._cgroups.mode, "cgroup_base": self._cgroups.base,
             "limit_features": {"memory": how, "processes": how, "tmpfs_mb": tmpfs},
@@ -406,8 +410,7 @@ class NamespaceBackend(SandboxBackend):
         sock = socket.socket(fileno=fd)
         try:
             try:  # init ends its set-up with these files (if it failed already, it said why)
-                proto.send_msg(sock, {"workspace": os.path.basename(_task_folder(request))
-                                      if request.workspace_dir else None})
+                proto.send_msg(sock, {"workspace": os.path.basename(folder) if folder else None})
             except OSError:
                 pass
             ready, _ = proto.recv_msg(sock)
@@ -561,27 +564,16 @@ class NamespaceSandbox(AgentSandbox):
         overlay's writable layer, copied; the task's files stay shared). Processes, /tmp and
         /dev/shm are not carried over. Take it while no command runs: a background process that
         writes meanwhile may leave a torn copy."""
-        opened: list = []  # the new sandbox comes from the zygote while this init reads its layer
-
-        def open_child() -> None:
+        # the new sandbox comes from the zygote while this init reads its layer
+        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="agentenv-fork-open") as pool:
+            opening = pool.submit(self._backend.open, self._request)
             try:
-                opened.append(self._backend.open(self._request))
-            except BaseException as exc:
-                opened.append(exc)
-
-        opener = threading.Thread(target=open_child, name="agentenv-fork-open", daemon=True)
-        opener.start()
-        try:
-            reply, data = self._call({"op": "snapshot"}, timeout=120.0)
-        except BaseException:
-            opener.join()
-            if not isinstance(opened[0], BaseException):
-                opened[0].close()
-            raise
-        opener.join()
-        child = opened[0]
-        if isinstance(child, BaseException):
-            raise child
+                reply, data = self._call({"op": "snapshot"}, timeout=120.0)
+            except BaseException:
+                if opening.exception() is None:
+                    opening.result().close()
+                raise
+            child = opening.result()
         try:
             child._call({"op": "restore", "entries": reply["entries"]}, data, timeout=120.0)
         except BaseException:
@@ -598,11 +590,6 @@ class NamespaceSandbox(AgentSandbox):
             if not was_dead:
                 self._sock.close()
         self._backend._release(self._sid)
-
-
-def _task_folder(request: SandboxRequest) -> str:
-    """The request's folder of task files, as an absolute path without a trailing slash."""
-    return os.path.normpath(os.path.abspath(request.workspace_dir))
 
 
 def base_env(runtime) -> dict[str, str]:
