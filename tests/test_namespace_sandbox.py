@@ -489,6 +489,20 @@ def _descendants(pid: int) -> set[int]:
     return out
 
 
+def _sandbox_processes(zygote: int) -> set[int]:
+    """The zygote's keepers and inits (and what runs in sandboxes): its descendants but the seeds
+    of warm interpreters (one per interpreter, for the backend's life) and the templates they fork."""
+    seeds = set()
+    for pid in _descendants(zygote):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f.read().startswith(b"agentenv-sandbox-seed\0"):
+                    seeds.add(pid)
+        except OSError:
+            pass
+    return _descendants(zygote) - seeds - {p for seed in seeds for p in _descendants(seed)}
+
+
 def _snapshot(b: NamespaceBackend) -> dict:
     zygote = b._zygote.proc.pid
     return {
@@ -506,7 +520,7 @@ def test_the_pool_prepares_only_configurations_that_recur(pristine):
     # a sweep over distinct tasks (an eval) would otherwise set up, then throw away, a sandbox per task
     b = NamespaceBackend(pool_size=1)
     try:
-        held = lambda: len(_descendants(b._zygote.proc.pid))  # noqa: E731  (a keeper and an init per sandbox)
+        held = lambda: len(_sandbox_processes(b._zygote.proc.pid))  # noqa: E731  (a keeper and an init per sandbox)
         for memory_mb in (300, 301, 302):  # three configurations, each opened once
             with b.open(request(pristine, memory_mb=memory_mb)) as box:
                 assert box.exec(["true"]).exit_code == 0
@@ -530,7 +544,7 @@ def test_thousand_episodes_leak_nothing(pristine, tmp_path, monkeypatch):
     try:
         def settled():
             # the pool refills while idle: one warm sandbox (a keeper and its init) is expected
-            return b.open_count() == 0 and len(_descendants(b._zygote.proc.pid)) == 2
+            return b.open_count() == 0 and len(_sandbox_processes(b._zygote.proc.pid)) == 2
 
         for _ in range(2):  # a configuration joins the pool the second time it is opened
             with b.open(request(pristine)) as box:

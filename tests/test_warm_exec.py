@@ -10,7 +10,9 @@ import textwrap
 
 import pytest
 
+import agentenv
 from agentenv import CodingEnv
+from agentenv._spec import EnvironmentConfig
 from agentenv._sandbox import Limits, RuntimeEnv, SandboxRequest
 from agentenv.builtin import namespace
 from agentenv.builtin._nszygote import TEMPLATE_UID
@@ -69,11 +71,28 @@ def backend():
     b.close()
 
 
-@pytest.fixture
-def box(backend):
-    with backend.open(request()) as sandbox:
+# A template is a fork of the seed of the runtime's interpreter (a Python of agentenv's minor
+# version, started in the zygote's environment): the host's interpreter as it is, or a virtual
+# environment of one (as tasks' runtimes are); otherwise the runtime's Python is exec'd (a time
+# zone of its own makes it so: an interpreter reads TZ once, at its start).
+KINDS = {"forked": RUNTIME, "exec": RuntimeEnv("python3", RUNTIME.mounts, {**RUNTIME.env, "TZ": "UTC"}),
+         "venv": None}
+
+
+def runtime_of(kind: str) -> RuntimeEnv:
+    if KINDS[kind] is None:  # a task's runtime: a virtual environment built by the python3.X runtime
+        version = "python%d.%d" % sys.version_info[:2]
+        KINDS[kind] = agentenv.registry().runtime_for(version).prepare(EnvironmentConfig(version))
+    return KINDS[kind]
+
+
+@pytest.fixture(params=sorted(KINDS))
+def box(backend, request):
+    kind = request.param
+    with backend.open(SandboxRequest(runtime_of(kind), None, "/app", Limits(wall_time_s=30.0))) as sandbox:
         if not ROOTLESS:
-            assert sandbox.isolation.features["warm_start"].startswith("on"), sandbox.isolation.features
+            features = sandbox.isolation.features["warm_start"]
+            assert features.startswith("on") and ("seed" in features) == (kind != "exec"), features
         yield sandbox
 
 
@@ -175,6 +194,13 @@ def test_commands_that_need_the_shell_or_other_programs_start_cold(box):
     assert tuned.start.startswith("cold: PYTHONHASHSEED"), tuned
 
 
+def _in_namespace(pid: int, mnt: str) -> bool:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/mnt") == mnt
+    except OSError:  # gone, or a kernel thread
+        return False
+
+
 def _status(pid: int) -> dict:
     with open(f"/proc/{pid}/status") as f:
         return {k: v.strip() for k, v in (line.split(":", 1) for line in f)}
@@ -183,14 +209,21 @@ def _status(pid: int) -> dict:
 @pytest.mark.skipif(ROOTLESS, reason="no warm interpreter in rootless mode")
 def test_the_template_is_out_of_the_commands_reach(box):
     assert box.exec("python -c pass").start == "warm"  # the template is up
-    # the template is the sandbox's keeper: init's parent, pid 1 of a namespace above the sandbox's
-    template = int(_status(box.init_pid)["PPid"])
+    # the template: the one process of the sandbox's mount namespace under the template uid
+    ns = {kind: os.readlink(f"/proc/{box.init_pid}/ns/{kind}") for kind in ("mnt", "net", "ipc", "uts", "pid")}
+    templates = [int(p) for p in os.listdir("/proc") if p.isdigit() and _in_namespace(int(p), ns["mnt"])
+                 and _status(int(p)).get("Uid", "").split()[:1] == [str(TEMPLATE_UID)]]
+    assert len(templates) == 1, templates
+    template = templates[0]
     status = _status(template)
     assert [int(x) for x in status["Uid"].split()] == [TEMPLATE_UID, 65534, TEMPLATE_UID, 65534]
     assert status["CapEff"] == status["CapPrm"] == status["CapBnd"] == "0" * 16
     assert status["NoNewPrivs"] == "1" and status["Seccomp"] == "2"
-    assert status["NSpid"] == f"{template}\t1"  # no pid in the sandbox's namespace: nothing there can name it
-    assert os.readlink(f"/proc/{template}/ns/mnt") == os.readlink(f"/proc/{box.init_pid}/ns/mnt")
+    # no pid in the sandbox's pid namespace (nothing there can name it); its children are born there
+    assert os.readlink(f"/proc/{template}/ns/pid") != ns["pid"]
+    assert os.readlink(f"/proc/{template}/ns/pid_for_children") == ns["pid"]
+    assert all(os.readlink(f"/proc/{template}/ns/{kind}") == ns[kind] for kind in ("mnt", "net", "ipc", "uts"))
+    assert os.readlink(f"/proc/{template}/cwd") == os.readlink(f"/proc/{template}/root") == "/"
     # from inside: only init and the command itself exist; no pid reaches anything else
     attack = box.exec(["/bin/sh", "-c", textwrap.dedent("""
         exec python -S -c '
@@ -261,12 +294,18 @@ def test_rootless_and_rlimit_sandboxes_say_why_they_have_no_warm_interpreter(bac
         assert "warm" in backend._warm_config(request_, True)
 
 
-def test_by_default_only_runtimes_with_pytest_get_a_warm_interpreter():
+@pytest.mark.skipif(ROOTLESS, reason="no warm interpreter in rootless mode")
+def test_by_default_runtimes_get_a_warm_interpreter_where_it_is_cheap():
+    """A forked template costs no interpreter start: every runtime on agentenv's own Python gets
+    one. An exec'd one costs a start, which only pytest's saved start-up repays."""
     b = NamespaceBackend(pool_size=0)
     try:
-        with b.open(request()) as box:  # the host's Python, without pytest
-            assert box.isolation.features["warm_start"].startswith("off: "), box.isolation.features
+        with b.open(request(runtime=KINDS["exec"])) as box:  # an interpreter of its own, without pytest
+            assert box.isolation.features["warm_start"].startswith("off: the runtime has no pytest"), \
+                box.isolation.features
             assert box.exec("python -c pass").start.startswith("cold: off: ")
+        with b.open(request()) as box:
+            assert box.exec("python -c pass").start == "warm"
     finally:
         b.close()
 
@@ -311,7 +350,10 @@ def test_a_planted_user_site_reaches_cold_starts_only_as_it_would_anyway(box):
     assert box.exec(f"mkdir -p {site} && echo 'import os; os.environ[\"PLANTED\"] = \"yes\"' > {site}/x.pth").ok
     probe = "python {}-c 'import os; print(os.environ.get(\"PLANTED\"))'"
     with_site = box.exec(probe.format(""))
-    assert with_site.start.startswith("cold: a user site") and with_site.stdout == "yes\n", with_site
+    if box.exec("exec " + probe.format("")).stdout == "None\n":  # a venv's cold start has no user site
+        assert with_site.start == "warm" and with_site.stdout == "None\n", with_site
+    else:
+        assert with_site.start.startswith("cold: a user site") and with_site.stdout == "yes\n", with_site
     without = box.exec(probe.format("-s "))  # the template itself never read it
     assert without.start == "warm" and without.stdout == "None\n", without
 
@@ -330,3 +372,59 @@ def test_an_unusable_template_leaves_the_sandbox_working_cold(backend):
         box.write_file("json.py", b"print('workspace json')\n")
         shadowed = box.exec("python -c 'import json'", cwd="/tmp")
         assert shadowed.start.startswith("cold: json.py in /app") and shadowed.stdout == "workspace json\n"
+
+
+# Counts, in the process's own memory, each of the markers given in hex on the command line.
+MEMORY_SCAN = textwrap.dedent(r'''
+    import re, sys
+    marks = [bytes.fromhex(h) for h in sys.argv[1:]]
+    counts = [0] * len(marks)
+    with open("/proc/self/maps") as maps, open("/proc/self/mem", "rb", 0) as mem:
+        for line in maps:
+            addresses, perms = line.split()[:2]
+            if not perms.startswith("r") or "[vvar" in line or "[vsyscall" in line:
+                continue
+            start, end = (int(x, 16) for x in addresses.split("-"))
+            try:
+                mem.seek(start)
+                data = mem.read(end - start)
+            except OSError:
+                continue
+            for i, mark in enumerate(marks):
+                counts[i] += data.count(mark)
+    print(counts)
+''')
+
+
+@pytest.mark.skipif(ROOTLESS, reason="no warm interpreter in rootless mode")
+def test_a_forked_template_holds_nothing_of_another_sandbox(backend, tmp_path):
+    """The seed forked before the zygote read any request: what the zygote knows of other
+    sandboxes (their configuration, here an environment variable) is not in a command's memory,
+    while its own sandbox's is."""
+    other, own, never = (f"agentenv-mark-{os.urandom(6).hex()}" for _ in range(3))
+    (tmp_path / "scan.py").write_text(MEMORY_SCAN)
+
+    def runtime(mark):
+        return RuntimeEnv("python3", RUNTIME.mounts, {**RUNTIME.env, "AGENTENV_TEST_MARK": mark})
+
+    with backend.open(request(runtime=runtime(other))) as first:
+        assert first.exec("python -c pass").start == "warm"
+        with backend.open(request(runtime=runtime(own), workspace_dir=str(tmp_path))) as box:
+            result = box.exec(["python", "/app/scan.py"] + [m.encode().hex() for m in (other, own, never)])
+    assert result.start == "warm", result
+    got_other, got_own, got_never = json.loads(result.stdout)
+    assert got_own > got_never and got_other == got_never, result.stdout
+    # (the zygote itself holds the other sandbox's configuration: a template forked from it would too)
+    zygote = backend._zygote.proc.pid
+    with open(f"/proc/{zygote}/maps") as maps, open(f"/proc/{zygote}/mem", "rb", 0) as mem:
+        found = 0
+        for line in maps:
+            addresses, perms = line.split()[:2]
+            if perms.startswith("r") and "[v" not in line:
+                start, end = (int(x, 16) for x in addresses.split("-"))
+                try:
+                    mem.seek(start)
+                    found += mem.read(end - start).count(other.encode())
+                except OSError:
+                    pass
+    assert found > 0

@@ -1,8 +1,13 @@
 """The warm interpreter of a namespace sandbox: a template that commands starting Python fork from.
 
 Runs on the task's own Python (3.7 or later, standard library only), inside the sandbox, under its
-seccomp filter, cgroup and ``no_new_privs``, with no capabilities. The sandbox's init starts it
-during set-up, before any untrusted code has run in the sandbox, and sends it this file's text.
+seccomp filter, cgroup and ``no_new_privs``, with no capabilities. It starts during set-up, before
+any untrusted code has run in the sandbox, in one of two ways. Where the runtime's interpreter has
+a seed (a Python of agentenv's minor version, see ``_nszygote._Seed``), it is a fork of that seed,
+which loaded this file and the standard library modules below once for every sandbox; the fork
+enters the sandbox, confines itself and ``adopt``\\s the state a cold start of the runtime's Python
+would have (environment, flags, prefixes, ``sys.path``, ``site`` run in the sandbox). Otherwise
+the keeper execs the runtime's Python, and init sends it this file's text.
 
 Why it is out of the commands' reach: its real and saved uid are the *template uid* (its effective
 uid is the sandbox user's, so it reads what commands read). The kernel lets a process signal
@@ -60,6 +65,8 @@ class Template:
         self.names = frozenset()
         self.rest = []
         self.path_index = {}
+        # a virtual environment without the system's packages has no user site either (site.venv)
+        self.venv_alone = sys.prefix != sys.base_prefix and not _system_site_packages(sys.prefix)
 
     # ---- start-up
     def start(self):
@@ -305,7 +312,7 @@ class Template:
             why = self._shadows(entry or ".")
             if why:
                 return why
-        if not flags["no_user_site"]:
+        if not flags["no_user_site"] and not self.venv_alone:
             import site
             user_site = os.path.join(os.path.expanduser("~"), ".local", "lib",
                                      "python%d.%d" % sys.version_info[:2], "site-packages")
@@ -354,7 +361,7 @@ class Template:
             if key not in self.path_index:
                 del sys.path_importer_cache[key]
         import site
-        site.ENABLE_USER_SITE = False if flags["no_user_site"] else site.check_enableusersite()
+        site.ENABLE_USER_SITE = False if flags["no_user_site"] or self.venv_alone else site.check_enableusersite()
         if not plan["pytest"]:  # a script sees no test runner it did not import itself
             for name in [n for n in sys.modules if n not in self.stdlib]:
                 del sys.modules[name]
@@ -485,6 +492,19 @@ def _pythonpath(value):
     return entries
 
 
+def _system_site_packages(prefix):
+    """Whether the virtual environment at *prefix* sees the system's packages (its pyvenv.cfg)."""
+    try:
+        with open(os.path.join(prefix, "pyvenv.cfg"), encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition("=")
+                if key.strip().lower() == "include-system-site-packages":
+                    return value.strip().lower() == "true"
+    except OSError:
+        pass
+    return True  # (site.venv's default)
+
+
 def _writable_parent(path):
     parent = os.path.dirname(path.rstrip("/")) or "/"
     while parent and not os.path.exists(parent):
@@ -579,6 +599,50 @@ def _proc_self_write(areas, comm):
         ctypes.memmove(start, data + b"\0" * (end - start - len(data)), end - start)
     _prctl(PR_SET_NAME, comm.encode()[:15])
     return None
+
+
+def preload_standard_library():
+    """In the backend's seed (see _nszygote._Seed), once: the modules every template preloads."""
+    import importlib
+    for name in STDLIB + ("site", "importlib.machinery", "importlib.util"):
+        try:
+            importlib.import_module(name)
+        except Exception:
+            pass
+
+
+def adopt(python, env):
+    """In a template forked from the seed (the zygote's interpreter, the same binary as the
+    runtime's Python, started with ``-I -S``), already confined: become what ``python -c`` of the
+    runtime, started with *env*, is before its first line: environment, flags, executable,
+    prefixes, ``sys.path`` and what ``site`` does (the runtime's ``.pth`` files run here, confined,
+    as in a cold start). Returns the modules loaded by then (the template's baseline)."""
+    os.environ.clear()
+    os.environ.update(env)
+    _set_flags({"isolated": 0, "ignore_environment": 0, "no_site": 0, "safe_path": False,
+                "no_user_site": int(bool(env.get("PYTHONNOUSERSITE"))),
+                "dont_write_bytecode": int(bool(env.get("PYTHONDONTWRITEBYTECODE")))})
+    sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
+    sys.pycache_prefix = env.get("PYTHONPYCACHEPREFIX") or None
+    sys.executable = python
+    sys.prefix = sys.exec_prefix = sys.base_prefix
+    if not os.path.exists(os.path.join(os.path.dirname(os.path.dirname(python)), "pyvenv.cfg")):
+        sys._base_executable = python
+    pythonpath = _pythonpath(env.get("PYTHONPATH", "")) or []
+    sys.path[:] = pythonpath + [p for p in sys.path if p not in pythonpath]
+    sys.path_importer_cache.clear()
+    import site
+    site.PREFIXES = [sys.prefix, sys.exec_prefix]
+    site.ENABLE_USER_SITE = site.USER_SITE = site.USER_BASE = None
+    site.main()
+    sys.path.insert(0, "")
+    main = vars(sys.modules["__main__"])  # the zygote's program came on stdin: ``-c`` has no file
+    for name in ("__file__", "__cached__"):
+        main.pop(name, None)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # what the interpreter's start sets
+    for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(sig, signal.SIG_IGN)
+    return frozenset(sys.modules)
 
 
 def main(channel, baseline):

@@ -6,11 +6,18 @@ unsafe; this small single-threaded interpreter forks sandboxes in about a millis
 Process tree of one sandbox::
 
     caller ──seqpacket──> zygote (this script, started once per backend)
+                            ├── seed          one per Python interpreter that runtimes of warm
+                            │     │           sandboxes use (see _Seed): root, standard library only,
+                            │     │           started before it hears of any sandbox
+                            │     └── template   per warm sandbox: a fork that enters the sandbox's
+                            │                 namespaces and cgroups and confines itself; Python
+                            │                 commands fork from it (see _nswarm.py)
                             └── keeper (C1)   waits for init; PDEATHSIG: dies with the zygote. With a
                                   │           warm interpreter it is pid 1 of a pid namespace of its
                                   │           own, around the sandbox's, and once init is set up it
-                                  │           execs the task's Python as the template that Python
-                                  │           commands fork from (see _WarmKeeper and _nswarm.py)
+                                  │           asks the seed for the template or, where its runtime's
+                                  │           Python has none, execs that Python as the template
+                                  │           (see _WarmKeeper)
                                   └── init (C2) pid 1 of new pid/mount/net/ipc/uts namespaces;
                                         │       PDEATHSIG: dies with the keeper, taking the whole
                                         │       pid namespace (every orphan) with it. Root while it
@@ -246,10 +253,18 @@ except ImportError:  # run as the zygote script: the backend loaded the server's
 TEMPLATE_UID = 65533
 #: bytes the warm interpreter reserves for a command's argv and environment (/proc/self/cmdline)
 WARM_RESERVE = 32 << 10
+#: the whole environment of the zygote and of the seeds (see _Seed): the host's never reaches
+#: them, so never the memory of an init or a template
+ZYGOTE_ENV = {"LANG": "C.UTF-8", "PATH": "/usr/local/bin:/usr/bin:/bin"}
 WARM_SOURCE = globals().get("WARM_SOURCE")  # set by the backend's loader; None when imported
+PAD_VAR = "AGENTENV_WARM_PAD"  # (the template leaves it out of the environment it serves, see _nswarm)
+SEED_PROGRAM = globals().get("SEED_PROGRAM")  # what a seed's interpreter reads (the zygote's only)
 WARM_LOADER = ("import sys;B=frozenset(sys.modules);import socket;s=socket.socket(fileno=3);"
                "g={'__name__':'agentenv_warm','__builtins__':__builtins__};"
                "exec(compile(s.recv(1<<20),'agentenv-warm','exec'),g);g['main'](s,B)")
+# what a template forked by a seed enters, in this order (the mount namespace last: it changes /proc)
+SEED_NAMESPACES = (("ipc", CLONE_NEWIPC), ("uts", CLONE_NEWUTS), ("net", CLONE_NEWNET),
+                   ("pid_for_children", CLONE_NEWPID), ("mnt", CLONE_NEWNS))
 # characters a shell treats specially outside quotes: such a command line is left to the shell
 _SHELL_SPECIAL = set("$`\\;&|<>(){}*?[]!#~\n\r\t\"'")
 # --------------------------------------------------------------------------- init (pid 1)
@@ -569,14 +584,18 @@ class Init(Server):
         try:
             os.write(go, b"go")
             os.close(go)
-            channel.send(WARM_SOURCE.encode())
+            if not self.cfg["warm"].get("seed"):  # (a template forked from a seed has it)
+                channel.send(WARM_SOURCE.encode())
         except OSError as exc:
             self.features["warm_start"] = f"off: the warm interpreter could not start ({exc})"
             channel.close()
             return
         self.template = {"sock": channel, "state": "starting", "python": self.cfg["warm"]["python"]}
+        seed = self.cfg["warm"].get("seed")
+        how = (f"forked from the seed of {seed} (its standard library loaded once for every sandbox), which "
+               "entered the sandbox" if seed else "started")
         self.features["warm_start"] = (
-            f"on: Python commands fork a warm interpreter ({self.cfg['warm']['python']}) started before any "
+            f"on: Python commands fork a warm interpreter ({self.cfg['warm']['python']}) {how} before any "
             "command, outside the sandbox's pid namespace (no command can name it) and under real and saved "
             f"uid {TEMPLATE_UID}")
 
@@ -767,6 +786,7 @@ class Zygote:
         self.seen: dict[bytes, None] = {}
         self.last_open = 0.0
         self.wake_r = self.wake_w = None
+        self.seeds: dict[str, _Seed] = {}  # interpreter -> the seed of its templates
 
     def run(self) -> None:
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
@@ -815,6 +835,10 @@ class Zygote:
                 break
             if pid == 0:
                 break
+            for interpreter, seed in list(self.seeds.items()):
+                if seed.pid == pid:  # (the next sandbox that needs it starts another)
+                    seed.sock.close()
+                    del self.seeds[interpreter]
             for sid, box in list(self.sandboxes.items()):
                 if box["keeper"] == pid:
                     self.doomed_cgroups += box["cgroups"]
@@ -919,6 +943,16 @@ class Zygote:
         except ProcessLookupError:
             pass
 
+    def _seed(self, interpreter: str | None) -> socket.socket | None:
+        """The channel to the seed of *interpreter*'s templates (started on first use; None:
+        templates of this configuration are exec'd, not forked)."""
+        if not interpreter or SEED_PROGRAM is None:
+            return None
+        seed = self.seeds.get(interpreter)
+        if seed is None:
+            seed = self.seeds[interpreter] = _Seed(interpreter)
+        return seed.sock
+
     def _spawn(self, cfg: dict, background: bool = False) -> dict | None:
         """Fork a keeper and a set-up init for *cfg*. A *background* (pool) set-up runs at a lower
         priority, so that it yields the CPU to the commands of the sandboxes in use."""
@@ -941,7 +975,8 @@ class Zygote:
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         r, w = os.pipe()
         flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET
-        warm = _WarmKeeper(cfg) if cfg.get("warm") and WARM_SOURCE is not None and not cfg.get("userns") else None
+        warm = _WarmKeeper(cfg, self._seed(cfg["warm"].get("seed"))) if (
+            cfg.get("warm") and WARM_SOURCE is not None and not cfg.get("userns")) else None
         if warm is not None:  # the keeper is pid 1 of a pid namespace of its own, above the sandbox's
             host_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
             _check(_libc.unshare(CLONE_NEWPID), "unshare (the keeper's pid namespace)")
@@ -975,6 +1010,11 @@ class Zygote:
                 _check(_libc.unshare(flags | (CLONE_NEWUSER if userns else 0)), "unshare")
                 if userns:
                     enter_user_namespace(cfg["uid"], userns["uid"], cfg["uid"], userns["gid"])
+                if warm is not None:
+                    warm.open_namespaces()
+                for seed in self.seeds.values():  # (init closes the one its template comes from)
+                    if warm is None or seed.sock is not warm.seed:
+                        seed.sock.close()
                 init = os.fork()
                 if init == 0:
                     os.close(w)
@@ -988,6 +1028,8 @@ class Zygote:
                         os._exit(1)
                     box.serve()
                     os._exit(0)
+                if warm is not None:
+                    warm.open_namespaces(forked=True)
                 os.write(w, str(init).encode())
                 os.close(w)
                 child_end.close()
@@ -1034,9 +1076,11 @@ class _WarmKeeper:
     lands in the sandbox's pid namespace, and the keeper's death still ends the sandbox. What it
     needs from the host (the cgroup files) is opened before init hides the host."""
 
-    def __init__(self, cfg: dict) -> None:
+    def __init__(self, cfg: dict, seed: socket.socket | None) -> None:
         self.python, self.env = cfg["warm"]["python"], cfg["warm"]["env"]
+        self.seed = seed  # the zygote's end of the channel to the seed of this runtime's Python
         self.cgroup_fds = [os.open(p, os.O_WRONLY | os.O_CLOEXEC) for p in cfg.get("cgroup_procs", ())]
+        self.ns_fds: list[int] = []
         self.init_channel, self.channel = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.go_r, self.go_w = os.pipe()
 
@@ -1046,60 +1090,212 @@ class _WarmKeeper:
         self.init_channel.close()
         self.channel.close()
 
+    def open_namespaces(self, forked: bool = False) -> None:
+        """In the keeper: what a template forked by the seed enters (see _Seed). Called once it has
+        made the sandbox's namespaces (its /proc is still the host's), and again once it has forked
+        init: the pid namespace for children exists only from its first process on, and by then
+        init's pivot_root may have moved the keeper's root (its folder of namespaces was opened before)."""
+        if self.seed is None:
+            return
+        if not forked:
+            self.ns_dir = os.open("/proc/self/ns", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        for name, _ in SEED_NAMESPACES[len(self.ns_fds):]:
+            if name == "pid_for_children" and not forked:
+                return
+            self.ns_fds.append(os.open(name, os.O_RDONLY | os.O_CLOEXEC, dir_fd=self.ns_dir))
+        os.close(self.ns_dir)
+
     def init_side(self) -> tuple[socket.socket, int]:
         """In init: its end of the template's channel, and the pipe on which it says "set up"."""
-        for fd in self.cgroup_fds + [self.go_r]:
+        for fd in self.cgroup_fds + self.ns_fds + [self.go_r] + ([self.ns_dir] if self.seed is not None else []):
             os.close(fd)
+        if self.seed is not None:
+            self.seed.close()
         self.channel.close()
         return self.init_channel, self.go_w
 
     def become_template(self, cfg: dict) -> None:
-        """In the keeper: wait for init's set-up, then exec the task's Python as the template,
-        confined like a command but under the template uid (real and saved)."""
+        """In the keeper: wait for init's set-up, then start the template: ask the seed of the
+        runtime's interpreter for one (its fork enters the sandbox) where there is a seed, else
+        exec the task's Python as the template. Either way it is confined like a command but under
+        the template uid (real and saved)."""
         self.init_channel.close()
         os.close(self.go_w)
         go = os.read(self.go_r, 8)
         os.close(self.go_r)
         if go != b"go":
             return
-        fsize = int(cfg["limits"]["max_file_size_mb"]) << 20
-        built = seccomp_program(os.uname().machine)
+        env = dict(self.env)
+        env[PAD_VAR] = " " * WARM_RESERVE
+        env["PYTHONNOUSERSITE"] = "1"  # never /tmp/.local: each command's own start-up decides about it
+        if self.seed is not None:
+            payload = {"python": self.python, "env": env, "uid": int(cfg["uid"]),
+                       "fsize_mb": int(cfg["limits"]["max_file_size_mb"]),
+                       "nice": os.getpriority(os.PRIO_PROCESS, 0), "cgroups": len(self.cgroup_fds)}
+            try:  # the template is the seed's child; this keeper stays the keeper
+                socket.send_fds(self.seed, [json.dumps(payload).encode()],
+                                [self.channel.fileno()] + self.ns_fds + self.cgroup_fds)
+            except OSError as exc:  # init hears EOF and starts commands cold
+                os.write(2, f"agentenv: the seed did not answer: {exc}\n".encode())
+            for fd in self.ns_fds + self.cgroup_fds:
+                os.close(fd)
+            self.channel.close()
+            self.seed.close()
+            return
         for fd in self.cgroup_fds:
             os.write(fd, b"0")  # under the sandbox's memory and process limits
             os.close(fd)
         os.chdir("/")  # the sandbox's root: init's pivot_root moved the namespace's root under us
-        env = dict(self.env)
-        env["AGENTENV_WARM_PAD"] = " " * WARM_RESERVE
-        env["PYTHONNOUSERSITE"] = "1"  # never /tmp/.local: each command's own start-up decides about it
-        argv = [self.python, "-c", WARM_LOADER, " " * WARM_RESERVE]
         os.dup2(self.channel.fileno(), 3)
-        null = os.open("/dev/null", os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(null, fd)
-        os.closerange(4, 1 << 16)
-        for sig in DEFAULT_SIGNALS + (signal.SIGCHLD,):
-            signal.signal(sig, signal.SIG_DFL)
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
-        drop_bounding_capabilities()
-        os.setgroups([])
-        uid = int(cfg["uid"])
-        os.setresgid(uid, uid, uid)
-        # effective uid: the sandbox user (exec copies it to the saved uid); real: the template's.
-        # The template then moves its saved uid to the template uid too (see _nswarm.py).
-        os.setresuid(TEMPLATE_UID, uid, uid)
-        clear_capabilities()
-        prctl(PR_SET_DUMPABLE, 0)
-        prctl(PR_SET_NO_NEW_PRIVS, 1)
-        if built is not None:
-            install_seccomp(built[0])
+        confine_template(int(cfg["uid"]), int(cfg["limits"]["max_file_size_mb"]))
+        argv = [self.python, "-c", WARM_LOADER, " " * WARM_RESERVE]
         try:
             os.execve(argv[0], argv, env)
         except OSError as exc:  # stay the keeper; init hears EOF and starts commands cold
             os.write(2, f"agentenv: the warm interpreter {argv[0]} did not start: {exc}\n".encode())
             os.close(3)
             self.channel.close()
+
+
+def confine_template(uid: int, fsize_mb: int) -> None:
+    """Confine a template (its channel on fd 3): stdio on /dev/null, no other fd, default signals,
+    a command's limits, no capabilities, the sandbox user's effective uid (exec copies it to the
+    saved uid; the template then moves its saved uid to the template uid too, see _nswarm.py), real
+    uid the template's, no_new_privs and the sandbox's seccomp filter."""
+    fsize = fsize_mb << 20
+    built = seccomp_program(os.uname().machine)
+    null = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.closerange(4, 1 << 16)
+    signal.set_wakeup_fd(-1)
+    for sig in DEFAULT_SIGNALS + (signal.SIGCHLD,):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
+    drop_bounding_capabilities()
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(TEMPLATE_UID, uid, uid)
+    clear_capabilities()
+    prctl(PR_SET_DUMPABLE, 0)
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+    if built is not None:
+        install_seccomp(built[0])
+
+
+class _Seed:
+    """The parent of the templates of every sandbox whose runtime's Python is *interpreter* (a
+    virtual environment's base interpreter, say): that interpreter, exec'd by the zygote with
+    ``-I -S`` and this program, in the zygote's own environment, with the modules the warm
+    interpreter preloads imported once. It is root on the host and runs the interpreter's
+    standard library only, never a runtime's packages (a ``.pth`` file runs code).
+
+    Per sandbox, its fork enters the sandbox (namespaces, cgroups, the keeper's process group),
+    confines itself as an exec'd template would and becomes the template, running ``site`` there:
+    no interpreter start and no standard-library import per sandbox, and the pages stay shared.
+    The seed forks as soon as a request arrives and never parses one: what a keeper sends (this
+    sandbox's Python, environment, limits and namespaces) reaches the child only, so a template's
+    memory holds nothing of any other sandbox."""
+
+    def __init__(self, interpreter: str) -> None:
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        # the kernel adds each sender's pid (as the seed's namespace numbers it) to what it sends:
+        # the keeper, pid 1 of its own, cannot name itself to the template that joins its group
+        theirs.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        r, w = os.pipe()
+        pad = " " * WARM_RESERVE  # templates write each command's argv and environment over these
+        self.pid = os.fork()
+        if self.pid == 0:
+            try:
+                prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+                signal.set_wakeup_fd(-1)
+                os.dup2(r, 0)
+                os.dup2(theirs.fileno(), 3)
+                os.closerange(4, 1 << 16)
+                os.execve(interpreter, ["agentenv-sandbox-seed", "-I", "-S", "-", "seed", pad],
+                          {**ZYGOTE_ENV, PAD_VAR: pad})
+            finally:
+                os._exit(127)
+        os.close(r)
+        theirs.close()
+        try:
+            view = memoryview(SEED_PROGRAM)
+            while view:  # (a signal, a keeper's exit say, can cut a write short)
+                view = view[os.write(w, view):]
+        except OSError:
+            pass  # it died: keepers' requests fail, and their sandboxes start commands cold
+        finally:
+            os.close(w)
+
+    @staticmethod
+    def serve(sock: socket.socket) -> None:
+        """The seed's loop (its main)."""
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the templates
+        warm = {"__name__": "agentenv_warm", "__builtins__": __builtins__}
+        exec(compile(WARM_SOURCE, "agentenv-warm", "exec"), warm)
+        warm["preload_standard_library"]()
+        import gc
+        gc.collect()
+        gc.freeze()
+        buf = bytearray(1 << 16)
+        while True:
+            try:
+                n, anc, flags, _ = sock.recvmsg_into([buf], socket.CMSG_SPACE(4 * 16) + socket.CMSG_SPACE(12))
+            except InterruptedError:
+                continue
+            fds, keeper = [], 0
+            for level, kind, data in anc:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    fds += list(memoryview(data).cast("i")[:len(data) // 4])
+                elif level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
+                    keeper = struct.unpack("i", data[:4])[0]
+            if n == 0 and not fds:
+                os._exit(0)  # the zygote and every keeper are gone
+            pid = -1
+            if keeper > 0 and not flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
+                try:
+                    pid = os.fork()
+                except OSError:
+                    pass
+            if pid == 0:
+                sock.close()
+                try:
+                    _template_from_seed(bytes(buf[:n]), fds, keeper, warm)
+                except BaseException as exc:
+                    try:
+                        os.write(2, f"agentenv: a forked template failed: {type(exc).__name__}: {exc}\n".encode())
+                    finally:
+                        os._exit(1)
+                os._exit(0)
+            for fd in fds:
+                os.close(fd)
+            buf[:n] = bytes(n)
+
+
+def _template_from_seed(raw: bytes, fds: list[int], keeper: int, warm: dict) -> None:
+    """In the seed's child: enter the sandbox the keeper named, confine, become its template."""
+    req = json.loads(raw)
+    channel, ns, cgroups = fds[0], fds[1:1 + len(SEED_NAMESPACES)], fds[1 + len(SEED_NAMESPACES):]
+    if len(ns) != len(SEED_NAMESPACES) or len(cgroups) != req["cgroups"]:
+        raise OSError("the keeper sent the wrong descriptors")
+    os.setpriority(os.PRIO_PROCESS, 0, int(req["nice"]))
+    os.setpgid(0, keeper)  # the keeper's group: priority changes with init's (see Zygote.op_open)
+    for fd in cgroups:
+        os.write(fd, b"0")  # under the sandbox's memory and process limits
+        os.close(fd)
+    for fd, (name, kind) in zip(ns, SEED_NAMESPACES):  # the mount namespace last: it changes /proc
+        _check(_libc.setns(fd, kind), f"setns ({name})")
+        os.close(fd)
+    os.chdir("/")  # the sandbox's root (setns sets the root, not the working directory)
+    os.dup2(channel, 3)
+    confine_template(int(req["uid"]), int(req["fsize_mb"]))
+    sys.modules.pop("agentenv_sandbox_server", None)
+    baseline = warm["adopt"](req["python"], req["env"])
+    warm["main"](socket.socket(fileno=3), baseline)
 
 
 def cgroup_specs(mode: str | None, base: dict, sid: str, limits: dict,
@@ -1123,6 +1319,9 @@ def cgroup_specs(mode: str | None, base: dict, sid: str, limits: dict,
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["seed"]:
+        _Seed.serve(socket.socket(fileno=3))
+        return
     fd, pool_size = int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 1
     sock = socket.socket(fileno=fd)
     Zygote(sock, pool_size).run()

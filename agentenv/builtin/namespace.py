@@ -44,7 +44,7 @@ from agentenv import (
     sandbox_server_source,
 )
 
-from . import _nszygote as proto
+from . import _nswarm, _nszygote as proto
 
 log = logging.getLogger("agentenv.sandbox.namespace")
 
@@ -57,20 +57,22 @@ WARM_ENV = "AGENTENV_NS_WARM"
 _ETC_FILES = ("ld.so.cache", "ld.so.conf", "nsswitch.conf", "localtime", "mime.types")
 
 
-def zygote_program() -> bytes:
+def zygote_program(seeds: bool = True) -> bytes:
     """What the zygote's interpreter reads on stdin: the shared request server loaded as a module,
-    then ``_nszygote.py`` with the warm template's source beside it (standard library only)."""
+    then ``_nszygote.py`` with the warm template's source beside it (standard library only), and,
+    for the zygote (*seeds*), the same program again for the seeds it starts (see _nszygote._Seed)."""
     def text(path: str) -> str:
         with open(path, encoding="utf-8") as f:
             return f.read()
 
+    seed = zygote_program(seeds=False) if seeds else None
     return (
         "import sys, types\n"
         "server = types.ModuleType('agentenv_sandbox_server')\n"
         f"exec(compile({sandbox_server_source()!r}, 'agentenv-sandbox-server', 'exec'), server.__dict__)\n"
         "sys.modules['agentenv_sandbox_server'] = server\n"
         f"exec(compile({text(_ZYGOTE)!r}, 'agentenv-zygote', 'exec'), "
-        f"{{'__name__': '__main__', 'WARM_SOURCE': {text(_WARM)!r}}})\n"
+        f"{{'__name__': '__main__', 'WARM_SOURCE': {text(_WARM)!r}, 'SEED_PROGRAM': {seed!r}}})\n"
     ).encode()
 
 
@@ -231,7 +233,7 @@ class _ZygoteClient:
         source = zygote_program()
         self.proc = subprocess.Popen(
             ["agentenv-sandbox-init", "-I", "-S", "-", str(theirs.fileno()), str(pool_size)],
-            executable=sys.executable, pass_fds=[theirs.fileno()], stdin=subprocess.PIPE,
+            executable=sys.executable, pass_fds=[theirs.fileno()], stdin=subprocess.PIPE, env=proto.ZYGOTE_ENV,
             stdout=self.stderr, stderr=self.stderr, start_new_session=True,
         )
         theirs.close()
@@ -431,9 +433,6 @@ class NamespaceBackend(SandboxBackend):
         """The warm interpreter's part of a sandbox configuration, or why there is none."""
         if not self._warm:
             return {"warm_off": f"turned off (NamespaceBackend(warm=False) or {WARM_ENV}=0)"}
-        if self._warm == "auto" and not _has_pytest(request.runtime.mounts):
-            return {"warm_off": f"the runtime has no pytest (NamespaceBackend(warm=True) or {WARM_ENV}=1 warms "
-                                "any Python runtime)"}
         if self._userns:
             return {"warm_off": "rootless mode: the user namespace maps one uid only, and a template under "
                                 "the commands' own uid would be within their reach"}
@@ -443,7 +442,11 @@ class NamespaceBackend(SandboxBackend):
         python = _which("python", env["PATH"]) or _which("python3", env["PATH"])
         if python is None:
             return {"warm_off": "the runtime has no python on its PATH"}
-        return {"warm": {"python": python, "env": env}}
+        seed, why = seed_interpreter(python, env)
+        if self._warm == "auto" and seed is None and not _has_pytest(request.runtime.mounts):
+            return {"warm_off": f"the runtime has no pytest, and its template cannot be forked from a seed "
+                                f"({why}); NamespaceBackend(warm=True) or {WARM_ENV}=1 warms any Python runtime"}
+        return {"warm": {"python": python, "env": env, "seed": seed}}
 
     def _release(self, sid: str) -> None:
         with self._lock:
@@ -627,6 +630,22 @@ def _host_package_trees(mounts: Sequence[str]) -> list[str]:
         if not os.path.exists(os.path.join(mount, "pyvenv.cfg")):
             paths += glob.glob(os.path.join(mount, "lib", "python3*", "site-packages"))
     return sorted(set(paths))
+
+
+def seed_interpreter(python: str, env: dict[str, str]) -> tuple[str | None, str]:
+    """The interpreter whose seed forks the templates for *python* started with *env* (see
+    _nszygote._Seed), or (None, why none can): a Python of agentenv's own minor version (the
+    seed runs the zygote's program), and everything an interpreter reads from the environment
+    once, at its start, must be what the seed read (the zygote's environment)."""
+    real = os.path.realpath(python)
+    if os.path.basename(real) != "python%d.%d" % sys.version_info[:2]:
+        return None, f"{python} is not a Python {sys.version_info[0]}.{sys.version_info[1]}"
+    for key in sorted(set(env) | set(proto.ZYGOTE_ENV)):
+        at_start = (key.startswith("PYTHON") and key not in _nswarm.EMULATED_ENV) or key.startswith("LC_") or key in (
+            "LANG", "LANGUAGE", "TZ")
+        if at_start and env.get(key) != proto.ZYGOTE_ENV.get(key):
+            return None, f"the runtime's {key} is not the zygote's"
+    return real, ""
 
 
 @functools.lru_cache(maxsize=256)
