@@ -211,7 +211,9 @@ def _run(argv: list[str], cwd: str, tool: str, ok_codes: tuple[int, ...], timeou
     """The tool's standard output; None when it failed on these files (crashed, timed out)."""
     try:
         proc = subprocess.run(argv, cwd=cwd, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL,
-                              env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": cwd, "LC_ALL": "C.UTF-8"})
+                              # one thread: an episode's few files do not repay a pool's start (5.7 -> 4.2 ms)
+                              env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": cwd, "LC_ALL": "C.UTF-8",
+                                   "RAYON_NUM_THREADS": "1"})
     except subprocess.TimeoutExpired:
         log.warning("%s ran past %.0f s", tool, timeout)
         return None
