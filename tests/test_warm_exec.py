@@ -428,3 +428,28 @@ def test_a_forked_template_holds_nothing_of_another_sandbox(backend, tmp_path):
                 except OSError:
                     pass
     assert found > 0
+
+
+def test_a_seed_is_only_ever_one_of_the_hosts_interpreters(tmp_path):
+    """The seed runs as root outside every sandbox: a runtime's own file named like an interpreter
+    (a dependency can replace a venv's ``python``) never becomes one; its template is exec'd, confined."""
+    from agentenv.builtin._nszygote import ZYGOTE_ENV
+    bin_dir = tmp_path / "venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    planted = bin_dir / ("python%d.%d" % sys.version_info[:2])
+    planted.write_text("#!/bin/sh\necho planted\n")
+    planted.chmod(0o755)
+    (bin_dir / "python").symlink_to(planted.name)
+    seed, why = namespace.seed_interpreter(str(bin_dir / "python"), dict(ZYGOTE_ENV))
+    assert seed is None and "not one of the host's" in why, why
+    host = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
+    assert namespace.seed_interpreter(host, dict(ZYGOTE_ENV)) == (host, "")
+    if ROOTLESS:
+        return  # (no warm interpreter in rootless mode: the backend asks for no seed at all)
+    b = NamespaceBackend(pool_size=0, warm=True)
+    try:
+        planted_runtime = RuntimeEnv("python3", (str(tmp_path / "venv"),), {"PATH": f"{bin_dir}:/usr/bin:/bin"})
+        assert b._warm_config(request(runtime=planted_runtime), True)["warm"]["seed"] is None
+        assert b._warm_config(request(), True)["warm"]["seed"] == os.path.realpath(os.path.join(PREFIX, "bin", "python"))
+    finally:
+        b.close()

@@ -602,7 +602,7 @@ def _proc_self_write(areas, comm):
 
 
 def preload_standard_library():
-    """In the backend's seed (see _nszygote._Seed), once: the modules every template preloads."""
+    """In a seed (see _nszygote._Seed), once: the modules every template it forks preloads."""
     import importlib
     for name in STDLIB + ("site", "importlib.machinery", "importlib.util"):
         try:
@@ -612,8 +612,8 @@ def preload_standard_library():
 
 
 def adopt(python, env):
-    """In a template forked from the seed (the zygote's interpreter, the same binary as the
-    runtime's Python, started with ``-I -S``), already confined: become what ``python -c`` of the
+    """In a template forked from a seed (the runtime's interpreter started with ``-I -S`` in the
+    zygote's environment), already confined: become what ``python -c`` of the
     runtime, started with *env*, is before its first line: environment, flags, executable,
     prefixes, ``sys.path`` and what ``site`` does (the runtime's ``.pth`` files run here, confined,
     as in a cold start). Returns the modules loaded by then (the template's baseline)."""

@@ -45,6 +45,7 @@ from agentenv import (
 )
 
 from . import _nswarm, _nszygote as proto
+from .runtimes import host_interpreters
 
 log = logging.getLogger("agentenv.sandbox.namespace")
 
@@ -634,18 +635,27 @@ def _host_package_trees(mounts: Sequence[str]) -> list[str]:
 
 def seed_interpreter(python: str, env: dict[str, str]) -> tuple[str | None, str]:
     """The interpreter whose seed forks the templates for *python* started with *env* (see
-    _nszygote._Seed), or (None, why none can): a Python of agentenv's own minor version (the
-    seed runs the zygote's program), and everything an interpreter reads from the environment
-    once, at its start, must be what the seed read (the zygote's environment)."""
+    _nszygote._Seed), or (None, why none can). The seed runs as root outside every sandbox, so it
+    must be one of the host's own interpreters (found as the runtimes find them), never a file of
+    a runtime: a task's dependency may replace its venv's ``python``. It must be of agentenv's
+    minor version (the seed runs the zygote's program), and everything an interpreter reads from
+    the environment once, at its start, must be what the seed read (the zygote's environment)."""
     real = os.path.realpath(python)
-    if os.path.basename(real) != "python%d.%d" % sys.version_info[:2]:
-        return None, f"{python} is not a Python {sys.version_info[0]}.{sys.version_info[1]}"
+    if real not in _host_pythons():
+        return None, f"{python} is not one of the host's Python {sys.version_info[0]}.{sys.version_info[1]} interpreters"
     for key in sorted(set(env) | set(proto.ZYGOTE_ENV)):
         at_start = (key.startswith("PYTHON") and key not in _nswarm.EMULATED_ENV) or key.startswith("LC_") or key in (
             "LANG", "LANGUAGE", "TZ")
         if at_start and env.get(key) != proto.ZYGOTE_ENV.get(key):
             return None, f"the runtime's {key} is not the zygote's"
     return real, ""
+
+
+@functools.lru_cache(maxsize=1)
+def _host_pythons() -> frozenset[str]:
+    """The real paths of the host's interpreters of agentenv's minor version (agentenv's own too)."""
+    found = host_interpreters().get("%d.%d" % sys.version_info[:2], [])
+    return frozenset(os.path.realpath(p) for p in found + [getattr(sys, "_base_executable", sys.executable)])
 
 
 @functools.lru_cache(maxsize=256)
