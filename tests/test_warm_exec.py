@@ -453,3 +453,38 @@ def test_a_seed_is_only_ever_one_of_the_hosts_interpreters(tmp_path):
         assert b._warm_config(request(), True)["warm"]["seed"] == os.path.realpath(os.path.join(PREFIX, "bin", "python"))
     finally:
         b.close()
+
+
+@pytest.mark.skipif(ROOTLESS, reason="no warm interpreter in rootless mode")
+@pytest.mark.parametrize("tz", [None, "UTC"], ids=["forked", "exec"])
+def test_a_template_held_up_by_its_runtime_dies_with_its_sandbox(backend, tmp_path, tz):
+    """A runtime's ``.pth`` runs in the template's start-up (as in any cold start) and may never
+    return; the template has no pid in the sandbox, so closing the sandbox must still end it."""
+    import subprocess
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (venv / "bin" / "python").resolve()  # (a link to the host's interpreter: the seed's)
+    site_packages = next(venv.glob("lib/python3*/site-packages"))
+    (site_packages / "hang.pth").write_text("import time; time.sleep(3600)\n")
+    env = {"PATH": f"{venv}/bin:/usr/bin:/bin", **({"TZ": tz} if tz else {})}
+    runtime = RuntimeEnv("python3", (str(venv), PREFIX), env)
+    box = backend.open(request(runtime=runtime))
+    mnt = os.readlink(f"/proc/{box.init_pid}/ns/mnt")
+
+    def templates():
+        return [p for p in os.listdir("/proc") if p.isdigit() and _in_namespace(int(p), mnt)
+                and _status(int(p)).get("Uid", "").split()[:1] == [str(TEMPLATE_UID)]]
+
+    assert _wait(lambda: len(templates()) == 1, 10), "no template started"
+    box.close()
+    assert _wait(lambda: not templates(), 10), templates()
+
+
+def _wait(predicate, timeout_s: float) -> bool:
+    import time
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()

@@ -859,10 +859,7 @@ class Zygote:
                 self._discard(box)
         self.pool.clear()
         for box in self.sandboxes.values():
-            try:
-                os.kill(box["init"], signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            self._kill(box)
         deadline = time.monotonic() + 5
         while (self.sandboxes or self.doomed_cgroups) and time.monotonic() < deadline:
             self._reap()
@@ -871,10 +868,7 @@ class Zygote:
     def op_close(self, req) -> None:
         box = self.sandboxes.get(req["id"])
         if box:
-            try:
-                os.kill(box["init"], signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            self._kill(box)
         if req.get("reply"):
             self.sock.send(b'{"ok": true}')
 
@@ -938,10 +932,34 @@ class Zygote:
         box["sock"].close()
         self.pool_boxes.pop(box["id"], None)
         self.sandboxes[box["id"]] = box
+        self._kill(box)
+
+    @staticmethod
+    def _kill(box: dict) -> None:
+        """Kill a sandbox: its init (the kernel then kills its pid namespace) and whatever else is
+        in its cgroups, such as a warm interpreter, which has no pid there and could otherwise be
+        held up for good (a runtime's ``.pth`` that never returns, say) with the cgroup kept busy."""
         try:
             os.kill(box["init"], signal.SIGKILL)
         except ProcessLookupError:
             pass
+        for path in box["cgroups"]:
+            try:
+                with open(os.path.join(path, "cgroup.kill"), "w") as f:  # cgroup v2, Linux 5.14+
+                    f.write("1")
+                continue
+            except OSError:
+                pass
+            try:
+                with open(os.path.join(path, "cgroup.procs")) as f:
+                    pids = [int(line) for line in f if line.strip()]
+            except (OSError, ValueError):
+                continue
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
     def _seed(self, interpreter: str | None) -> socket.socket | None:
         """The channel to the seed of *interpreter*'s templates (started on first use; None:
@@ -1278,6 +1296,7 @@ class _Seed:
 
 def _template_from_seed(raw: bytes, fds: list[int], keeper: int, warm: dict) -> None:
     """In the seed's child: enter the sandbox the keeper named, confine, become its template."""
+    seed = os.getppid()
     req = json.loads(raw)
     channel, ns, cgroups = fds[0], fds[1:1 + len(SEED_NAMESPACES)], fds[1 + len(SEED_NAMESPACES):]
     if len(ns) != len(SEED_NAMESPACES) or len(cgroups) != req["cgroups"]:
@@ -1293,6 +1312,10 @@ def _template_from_seed(raw: bytes, fds: list[int], keeper: int, warm: dict) -> 
     os.chdir("/")  # the sandbox's root (setns sets the root, not the working directory)
     os.dup2(channel, 3)
     confine_template(int(req["uid"]), int(req["fsize_mb"]))
+    # dies with the seed, which dies with the zygote (set after the change of uids, which clears it)
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != seed:
+        os._exit(1)
     sys.modules.pop("agentenv_sandbox_server", None)
     baseline = warm["adopt"](req["python"], req["env"])
     warm["main"](socket.socket(fileno=3), baseline)
