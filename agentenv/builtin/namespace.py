@@ -53,7 +53,7 @@ _GRACE_S = 5.0  # how long past a command's own deadline the caller waits for in
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _ZYGOTE = os.path.join(_HERE, "_nszygote.py")
 _WARM = os.path.join(_HERE, "_nswarm.py")
-#: where sandboxes get a warm interpreter: ``auto`` (runtimes with pytest, the default), ``1``, ``0``
+#: where sandboxes get a warm interpreter: ``auto`` (the default: where it is cheap or pytest repays it), ``1``, ``0``
 WARM_ENV = "AGENTENV_NS_WARM"
 _ETC_FILES = ("ld.so.cache", "ld.so.conf", "nsswitch.conf", "localtime", "mime.types")
 
@@ -304,10 +304,11 @@ class NamespaceBackend(SandboxBackend):
         in ``isolation.warnings`` as usual).
         *warm*: each sandbox starts a warm interpreter of its runtime that Python commands fork
         from (see ``_nswarm.py``). ``"auto"`` (the default, or ``AGENTENV_NS_WARM``): where the
-        runtime has pytest, whose start-up it saves (hundreds of ms a test run); a runtime without
-        it would pay more for the interpreter than one command saves. ``True``: any runtime with a
-        python; ``False``: never. It costs that interpreter's memory (and start-up CPU, in the
-        background for pooled sandboxes) per sandbox, counted in the sandbox's own limits."""
+        template is a fork of its interpreter's seed (a few ms of CPU, see ``seed_interpreter``),
+        or the runtime has pytest, whose start-up it saves (hundreds of ms a test run); any other
+        runtime would pay more for an exec'd interpreter than one command saves. ``True``: any
+        runtime with a python; ``False``: never. It costs the template's memory (and start-up CPU,
+        in the background for pooled sandboxes) per sandbox, counted in the sandbox's own limits."""
         ok = self.availability()
         if not ok.ok:
             raise BackendUnavailable(ok.reason)
