@@ -62,3 +62,13 @@ def run_unprivileged(code: str, where: str, *, userns_allowed: bool = True) -> s
             f.write("0 0 1\n4242 4242 1\n")
     out, err = proc.communicate("go\n", timeout=600)
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def wait_until(predicate, timeout: float = 10.0) -> bool:
+    """Poll *predicate* every 50 ms until it holds or *timeout* seconds pass; its last value."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()

@@ -15,14 +15,13 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 
 import pytest
 
 from agentenv import Limits, RuntimeEnv, SandboxRequest
 from agentenv import materialize
 from agentenv.builtin.namespace import NamespaceBackend
-from _paths import run_unprivileged
+from _paths import run_unprivileged, wait_until
 
 _AVAILABLE = NamespaceBackend.availability()
 pytestmark = pytest.mark.skipif(not _AVAILABLE.ok, reason=f"namespace backend unavailable: {_AVAILABLE.reason}")
@@ -50,15 +49,6 @@ def request(workspace_dir: str | None = None, **limits) -> SandboxRequest:
 
 def py(box, code: str, **kw):
     return box.exec([PY, "-I", "-S", "-c", textwrap.dedent(code)], **kw)
-
-
-def wait_until(predicate, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
 
 
 @pytest.fixture(scope="module")

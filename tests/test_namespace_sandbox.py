@@ -25,7 +25,7 @@ from agentenv import Limits, RuntimeEnv, SandboxRequest
 from agentenv import materialize
 from agentenv.builtin import namespace
 from agentenv.builtin.namespace import NamespaceBackend
-from _paths import run_unprivileged as _unprivileged
+from _paths import run_unprivileged as _unprivileged, wait_until
 
 _AVAILABLE = NamespaceBackend.availability()
 pytestmark = pytest.mark.skipif(not _AVAILABLE.ok, reason=f"namespace backend unavailable: {_AVAILABLE.reason}")
@@ -44,15 +44,6 @@ def request(workspace_dir: str | None = None, **limits) -> SandboxRequest:
 
 def py(box, code: str, **kw):
     return box.exec([PY, "-I", "-S", "-c", textwrap.dedent(code)], **kw)
-
-
-def wait_until(predicate, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
 
 
 def host_pids_with_cmdline(marker: str) -> list[int]:
@@ -546,10 +537,15 @@ def test_thousand_episodes_leak_nothing(pristine, tmp_path, monkeypatch):
             # the pool refills while idle: one warm sandbox (a keeper and its init) is expected
             return b.open_count() == 0 and len(_sandbox_processes(b._zygote.proc.pid)) == 2
 
+        def steady():  # settled, and nothing changes for a while (a closed sandbox's cgroup going,
+            first = _snapshot(b)  # the pooled sandbox's warm interpreter coming)
+            time.sleep(0.3)
+            return settled() and _snapshot(b) == first
+
         for _ in range(2):  # a configuration joins the pool the second time it is opened
             with b.open(request(pristine)) as box:
                 box.exec(["true"])
-        assert wait_until(settled)
+        assert wait_until(steady, 30)
         before = _snapshot(b)
         for i in range(1000):
             with b.open(request(pristine)) as box:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import textwrap
 
@@ -17,6 +18,7 @@ from agentenv._sandbox import Limits, RuntimeEnv, SandboxRequest
 from agentenv.builtin import namespace
 from agentenv.builtin._nszygote import TEMPLATE_UID
 from agentenv.builtin.namespace import NamespaceBackend
+from _paths import wait_until
 
 _AVAILABLE = NamespaceBackend.availability()
 pytestmark = pytest.mark.skipif(not _AVAILABLE.ok, reason=f"namespace backend unavailable: {_AVAILABLE.reason}")
@@ -194,11 +196,17 @@ def test_commands_that_need_the_shell_or_other_programs_start_cold(box):
     assert tuned.start.startswith("cold: PYTHONHASHSEED"), tuned
 
 
-def _in_namespace(pid: int, mnt: str) -> bool:
-    try:
-        return os.readlink(f"/proc/{pid}/ns/mnt") == mnt
-    except OSError:  # gone, or a kernel thread
-        return False
+def _templates(mnt: str) -> list[int]:
+    """The processes of the mount namespace *mnt* (a sandbox's) whose real uid is the template's."""
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            if name.isdigit() and os.readlink(f"/proc/{name}/ns/mnt") == mnt and \
+                    _status(int(name)).get("Uid", "").split()[:1] == [str(TEMPLATE_UID)]:
+                found.append(int(name))
+        except OSError:  # gone, or a kernel thread
+            pass
+    return found
 
 
 def _status(pid: int) -> dict:
@@ -211,8 +219,7 @@ def test_the_template_is_out_of_the_commands_reach(box):
     assert box.exec("python -c pass").start == "warm"  # the template is up
     # the template: the one process of the sandbox's mount namespace under the template uid
     ns = {kind: os.readlink(f"/proc/{box.init_pid}/ns/{kind}") for kind in ("mnt", "net", "ipc", "uts", "pid")}
-    templates = [int(p) for p in os.listdir("/proc") if p.isdigit() and _in_namespace(int(p), ns["mnt"])
-                 and _status(int(p)).get("Uid", "").split()[:1] == [str(TEMPLATE_UID)]]
+    templates = _templates(ns["mnt"])
     assert len(templates) == 1, templates
     template = templates[0]
     status = _status(template)
@@ -374,12 +381,13 @@ def test_an_unusable_template_leaves_the_sandbox_working_cold(backend):
         assert shadowed.start.startswith("cold: json.py in /app") and shadowed.stdout == "workspace json\n"
 
 
-# Counts, in the process's own memory, each of the markers given in hex on the command line.
+# Counts, in the memory of a process (argv[1]: a pid, or "self"), each of the markers given in
+# hex after it.
 MEMORY_SCAN = textwrap.dedent(r'''
-    import re, sys
-    marks = [bytes.fromhex(h) for h in sys.argv[1:]]
+    import sys
+    pid, marks = sys.argv[1], [bytes.fromhex(h) for h in sys.argv[2:]]
     counts = [0] * len(marks)
-    with open("/proc/self/maps") as maps, open("/proc/self/mem", "rb", 0) as mem:
+    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
         for line in maps:
             addresses, perms = line.split()[:2]
             if not perms.startswith("r") or "[vvar" in line or "[vsyscall" in line:
@@ -410,24 +418,14 @@ def test_a_forked_template_holds_nothing_of_another_sandbox(backend, tmp_path):
     with backend.open(request(runtime=runtime(other))) as first:
         assert first.exec("python -c pass").start == "warm"
         with backend.open(request(runtime=runtime(own), workspace_dir=str(tmp_path))) as box:
-            result = box.exec(["python", "/app/scan.py"] + [m.encode().hex() for m in (other, own, never)])
+            result = box.exec(["python", "/app/scan.py", "self"] + [m.encode().hex() for m in (other, own, never)])
     assert result.start == "warm", result
     got_other, got_own, got_never = json.loads(result.stdout)
     assert got_own > got_never and got_other == got_never, result.stdout
     # (the zygote itself holds the other sandbox's configuration: a template forked from it would too)
-    zygote = backend._zygote.proc.pid
-    with open(f"/proc/{zygote}/maps") as maps, open(f"/proc/{zygote}/mem", "rb", 0) as mem:
-        found = 0
-        for line in maps:
-            addresses, perms = line.split()[:2]
-            if perms.startswith("r") and "[v" not in line:
-                start, end = (int(x, 16) for x in addresses.split("-"))
-                try:
-                    mem.seek(start)
-                    found += mem.read(end - start).count(other.encode())
-                except OSError:
-                    pass
-    assert found > 0
+    zygote = subprocess.run([sys.executable, "-c", MEMORY_SCAN, str(backend._zygote.proc.pid), other.encode().hex()],
+                            capture_output=True, text=True, check=True)
+    assert json.loads(zygote.stdout)[0] > 0, zygote
 
 
 def test_a_seed_is_only_ever_one_of_the_hosts_interpreters(tmp_path):
@@ -460,31 +458,14 @@ def test_a_seed_is_only_ever_one_of_the_hosts_interpreters(tmp_path):
 def test_a_template_held_up_by_its_runtime_dies_with_its_sandbox(backend, tmp_path, tz):
     """A runtime's ``.pth`` runs in the template's start-up (as in any cold start) and may never
     return; the template has no pid in the sandbox, so closing the sandbox must still end it."""
-    import subprocess
-    venv = tmp_path / "venv"
+    venv = tmp_path / "venv"  # its python: a link to the host's interpreter, which has a seed
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    (venv / "bin" / "python").resolve()  # (a link to the host's interpreter: the seed's)
     site_packages = next(venv.glob("lib/python3*/site-packages"))
     (site_packages / "hang.pth").write_text("import time; time.sleep(3600)\n")
     env = {"PATH": f"{venv}/bin:/usr/bin:/bin", **({"TZ": tz} if tz else {})}
     runtime = RuntimeEnv("python3", (str(venv), PREFIX), env)
     box = backend.open(request(runtime=runtime))
     mnt = os.readlink(f"/proc/{box.init_pid}/ns/mnt")
-
-    def templates():
-        return [p for p in os.listdir("/proc") if p.isdigit() and _in_namespace(int(p), mnt)
-                and _status(int(p)).get("Uid", "").split()[:1] == [str(TEMPLATE_UID)]]
-
-    assert _wait(lambda: len(templates()) == 1, 10), "no template started"
+    assert wait_until(lambda: len(_templates(mnt)) == 1), "no template started"
     box.close()
-    assert _wait(lambda: not templates(), 10), templates()
-
-
-def _wait(predicate, timeout_s: float) -> bool:
-    import time
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
+    assert wait_until(lambda: not _templates(mnt)), _templates(mnt)
