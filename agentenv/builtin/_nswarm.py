@@ -256,7 +256,7 @@ class Template:
         """How a cold start of ``req["python"]`` would set up the interpreter; a string says why not."""
         env = req["env"]
         for key in set(env) | set(self.env):
-            fixed = key.startswith("PYTHON") and key not in EMULATED_ENV or key in FIXED_ENV or key.startswith("LC_")
+            fixed = read_at_start(key) or key in FIXED_ENV
             if fixed and env.get(key) != self.env.get(key):
                 return "%s differs from the warm interpreter's" % key
         if "LD_PRELOAD" in env or "LD_LIBRARY_PATH" in env:
@@ -468,6 +468,13 @@ def _finalize(status, sigint):
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)
     os._exit(status & 0xFF)
+
+
+def read_at_start(key):
+    """Whether an interpreter reads the environment variable *key* once, at its start, in a way a
+    warm start cannot take on (a template that read another value cannot serve the command)."""
+    return (key.startswith("PYTHON") and key not in EMULATED_ENV) or key.startswith("LC_") or key in (
+        "LANG", "LANGUAGE", "TZ")
 
 
 def _dash_pwd(inherited):

@@ -581,17 +581,17 @@ class Init(Server):
             self.features["warm_start"] = "off: " + (self.cfg.get("warm_off") or "not asked for")
             return
         channel, go = self.warm
+        seed = self.cfg["warm"].get("seed")
         try:
             os.write(go, b"go")
             os.close(go)
-            if not self.cfg["warm"].get("seed"):  # (a template forked from a seed has it)
+            if not seed:  # (a template forked from a seed has it)
                 channel.send(WARM_SOURCE.encode())
         except OSError as exc:
             self.features["warm_start"] = f"off: the warm interpreter could not start ({exc})"
             channel.close()
             return
         self.template = {"sock": channel, "state": "starting", "python": self.cfg["warm"]["python"]}
-        seed = self.cfg["warm"].get("seed")
         how = (f"forked from the seed of {seed} (its standard library loaded once for every sandbox), which "
                "entered the sandbox" if seed else "started")
         self.features["warm_start"] = (
@@ -1228,8 +1228,7 @@ class _Seed:
         self.pid = os.fork()
         if self.pid == 0:
             try:
-                prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-                signal.set_wakeup_fd(-1)
+                prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # (kept across the exec)
                 os.dup2(r, 0)
                 os.dup2(theirs.fileno(), 3)
                 os.closerange(4, 1 << 16)
@@ -1251,7 +1250,6 @@ class _Seed:
     @staticmethod
     def serve(sock: socket.socket) -> None:
         """The seed's loop (its main)."""
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the templates
         warm = {"__name__": "agentenv_warm", "__builtins__": __builtins__}
         exec(compile(WARM_SOURCE, "agentenv-warm", "exec"), warm)

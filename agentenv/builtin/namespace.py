@@ -645,9 +645,7 @@ def seed_interpreter(python: str, env: dict[str, str]) -> tuple[str | None, str]
     if real not in _host_pythons():
         return None, f"{python} is not one of the host's Python {sys.version_info[0]}.{sys.version_info[1]} interpreters"
     for key in sorted(set(env) | set(proto.ZYGOTE_ENV)):
-        at_start = (key.startswith("PYTHON") and key not in _nswarm.EMULATED_ENV) or key.startswith("LC_") or key in (
-            "LANG", "LANGUAGE", "TZ")
-        if at_start and env.get(key) != proto.ZYGOTE_ENV.get(key):
+        if _nswarm.read_at_start(key) and env.get(key) != proto.ZYGOTE_ENV.get(key):
             return None, f"the runtime's {key} is not the zygote's"
     return real, ""
 
