@@ -141,6 +141,36 @@ def test_tampering_scores_zero_and_is_named_in_info(name, mode):
     assert info["metrics"]["error"]["type"] == "IntegrityViolation"
 
 
+# changes to the runner that make no report lie by themselves: only the fingerprint sees them
+RUNNER_CHANGES = {
+    "a runner function replaced by a callable object": (
+        "import _pytest.runner as _r\n"
+        "class _Same:\n"
+        "    def __init__(self, f):\n        self.f = f\n"
+        "    def __call__(self, *a, **k):\n        return self.f(*a, **k)\n"
+        "_r.call_and_report = _Same(_r.call_and_report)\n"),
+    "a runner module replaced in sys.modules": (
+        "import sys, types\n"
+        "_fake = types.ModuleType('_pytest.runner')\n"
+        "_fake.__dict__.update(sys.modules['_pytest.runner'].__dict__)\n"
+        "sys.modules['_pytest.runner'] = _fake\n"),
+    "a runner function deleted": "import _pytest.python as _p\ndel _p.Function.repr_failure\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(RUNNER_CHANGES))
+def test_every_change_to_the_runner_is_named(name):
+    code = load_task(example("fizzbuzz")).reference_code() + "\n" + RUNNER_CHANGES[name]
+    env = gym.make("agentenv/examples.fizzbuzz-v0")
+    try:
+        env.reset()
+        obs, reward, *_, info = env.step(code)
+    finally:
+        env.close()
+    assert reward == 0.0 and not info["reward_masked"], obs["output"][-1500:]
+    assert "runner-modified" in {f["kind"] for f in info["integrity"]["findings"]}, info["integrity"]
+
+
 def test_the_judge_leaves_no_key_config_or_source_on_disk():
     env = gym.make("agentenv/examples.fizzbuzz-v0")
     try:

@@ -92,35 +92,47 @@ def _problem(kind, message):
 
 # ------------------------------------------------------------------ the runner's fingerprint
 def _fingerprint():
-    prints = {}
+    """What the verdict depends on, held by reference: every function and class of ``_pytest``,
+    ``pytest`` and ``pluggy`` (module attributes and their classes' members) and the builtins the
+    judge uses. One entry is ``(label, namespace, key, value, function, code)``: the namespace is
+    the live module or class dictionary, so a check reads each entry with one lookup and compares
+    identities, and a test run's many checks cost little (data attributes change as pytest runs
+    and are not held)."""
+    entries, modules = [], []
     for modname, module in list(sys.modules.items()):
         if not _isinstance(module, types.ModuleType):
             continue
         if not (modname == "pytest" or modname.startswith(("_pytest", "pluggy"))):
             continue
-        for attr, value in list(vars(module).items()):
-            _note(prints, f"{modname}.{attr}", value)
+        modules.append((modname, module))
+        space = vars(module)
+        for attr, value in list(space.items()):
+            _note(entries, f"{modname}.{attr}", space, attr)
             if _isinstance(value, type) and _getattr(value, "__module__", "") == modname:
-                for name, member in list(vars(value).items()):
-                    _note(prints, f"{modname}.{attr}.{name}", member)
+                members = vars(value)
+                for name in list(members):
+                    _note(entries, f"{modname}.{attr}.{name}", members, name)
+    space = vars(builtins)
     for name in _BUILTINS:
-        _note(prints, f"builtins.{name}", _getattr(builtins, name, None))
+        _note(entries, f"builtins.{name}", space, name)
     for cls in (BaseException, Exception, AssertionError, object, type):
         for name in ("__eq__", "__ne__", "__init__", "__new__", "__bool__"):
-            _note(prints, f"{cls.__name__}.{name}", cls.__dict__.get(name))
-    return prints
+            _note(entries, f"{cls.__name__}.{name}", vars(cls), name)
+    return [e for e in entries if e[0] not in _PATCHED_BY_PYTEST], modules
 
 
-def _note(prints, key, value):
-    """Functions (by object and by code object) and classes; data attributes change as pytest runs."""
-    if _isinstance(value, (staticmethod, classmethod)):
-        value = value.__func__
-    if _isinstance(value, property):
-        value = value.fget
-    if _isinstance(value, types.FunctionType):
-        prints[key] = (_id(value), _id(value.__code__))
-    elif _isinstance(value, (type, types.BuiltinFunctionType)) or value is None and key.startswith("builtins."):
-        prints[key] = (_id(value), 0)
+def _note(entries, label, space, key):
+    """Functions (the object, and its code object, which can be swapped in place) and classes."""
+    value = space.get(key)
+    function = value
+    if _isinstance(function, (staticmethod, classmethod)):
+        function = function.__func__
+    if _isinstance(function, property):
+        function = function.fget
+    if _isinstance(function, types.FunctionType):
+        entries.append((label, space, key, value, function, function.__code__))
+    elif _isinstance(value, (type, types.BuiltinFunctionType)) or value is None and label.startswith("builtins."):
+        entries.append((label, space, key, value, None, None))
 
 
 _BUILTINS = ("isinstance", "issubclass", "type", "len", "id", "getattr", "setattr", "hasattr", "repr", "str",
@@ -130,14 +142,17 @@ _BUILTINS = ("isinstance", "issubclass", "type", "len", "id", "getattr", "setatt
 
 # pytest's own legacypath plugin replaces this one at configure time
 _PATCHED_BY_PYTEST = frozenset({"_pytest.config.Config._getini_unknown_type"})
+_GONE = object()
 
 
 def _check_fingerprint(where):
-    now = _fingerprint()
-    changed = sorted(k for k, v in _BASELINE.items() if now.get(k, v) != v and k not in _PATCHED_BY_PYTEST)
+    entries, modules = _BASELINE
+    changed = [label for label, space, key, value, function, code in entries
+               if space.get(key, _GONE) is not value or function is not None and function.__code__ is not code]
+    changed += [f"sys.modules[{name!r}]" for name, module in modules if sys.modules.get(name, module) is not module]
     if changed:
         _problem("runner-modified", f"{where}: the test runner was modified by code under test "
-                 f"({', '.join(changed[:5])}{' ...' if _len(changed) > 5 else ''})")
+                 f"({', '.join(sorted(changed)[:5])}{' ...' if _len(changed) > 5 else ''})")
 
 
 # ------------------------------------------------------------------ always-equal operands
@@ -208,20 +223,29 @@ def _inspect(value, budget, depth):
 builtins.__agentenv_plain__ = _plain
 
 
-class _WrapOperands(ast.NodeTransformer):
-    """In ``assert`` statements, ``a == b`` becomes ``__agentenv_plain__(a) == __agentenv_plain__(b)``."""
+_COMPARISONS = (ast.Eq, ast.NotEq, ast.In, ast.NotIn)
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # where statements nest
 
-    _OPS = (ast.Eq, ast.NotEq, ast.In, ast.NotIn)
 
-    def visit_Assert(self, node):
-        node.test = _WrapCompares().visit(node.test)
-        return node
+def _wrap_asserts(statements):
+    """In ``assert`` statements, ``a == b`` becomes ``__agentenv_plain__(a) == __agentenv_plain__(b)``.
+    Only statements are walked (an assert is one), so a module without asserts costs a few
+    attribute reads per statement: pytest rewrites every plugin module it loads, each run."""
+    for node in statements:
+        if _isinstance(node, ast.Assert):
+            node.test = _WrapCompares().visit(node.test)
+            ast.fix_missing_locations(node)
+            continue
+        for field in _BLOCKS:
+            inner = _getattr(node, field, None)
+            if _isinstance(inner, list):
+                _wrap_asserts(inner)
 
 
 class _WrapCompares(ast.NodeTransformer):
     def visit_Compare(self, node):
         self.generic_visit(node)
-        if not any(_isinstance(op, _WrapOperands._OPS) for op in node.ops):
+        if not any(_isinstance(op, _COMPARISONS) for op in node.ops):
             return node
         wrap = lambda e: ast.copy_location(ast.Call(ast.Name("__agentenv_plain__", ast.Load()), [e], []), e)
         node.left = wrap(node.left)
@@ -235,8 +259,7 @@ def _install_operand_checks():
     original = rewrite.rewrite_asserts
 
     def rewrite_asserts(mod, source, module_path=None, config=None):
-        _WrapOperands().visit(mod)
-        ast.fix_missing_locations(mod)
+        _wrap_asserts(mod.body)
         return original(mod, source, module_path, config)
 
     rewrite.rewrite_asserts = rewrite_asserts
