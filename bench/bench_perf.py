@@ -7,7 +7,8 @@ Sections (each prints its rows, then ratios; every ratio compares two things mea
 
 * ``warm``: one scored one-test pytest episode (``reset`` + ``step``), namespace sandboxes with the
   warm interpreter against the same backend with it off, paced as an RL loop (the policy's time
-  between episodes) and back to back; also single commands (``python -c pass``, a pytest run).
+  between episodes) and back to back; the same with 100 tests (a scored run's cost per test);
+  also single commands (``python -c pass``, a pytest run).
 * ``fork``: ``Sandbox.fork()`` of a sandbox whose workspace holds a 1 MB change set (64 files).
 * ``startup``: time to interactive (open, then the first command returns), sequential, staggered
   (one open every 50 ms) and a burst of 100 at once, p50/p95/p99, namespace and Docker (Docker rows
@@ -85,6 +86,18 @@ def namespace(**kw):
 
 # --------------------------------------------------------------------------- warm interpreters
 
+def hundred_test_task(tmp: str) -> str:
+    """ONE_TEST with 100 test functions: what a scored run costs per test (pytest's, and the judge's check after each)."""
+    task = json.loads(json.dumps(ONE_TEST))
+    task["task_id"] = "bench.hundred_tests"
+    task["workspace"]["files"]["tests/test_calc.py"] = "from calc import add\n\n" + "".join(
+        f"\ndef test_add_{i}():\n    assert add({i}, 3) == {i + 3}\n" for i in range(100))
+    path = os.path.join(tmp, "hundred.json")
+    with open(path, "w") as f:
+        json.dump(task, f)
+    return path
+
+
 def bench_warm(quick: bool) -> None:
     say("\n== warm interpreters: one scored one-test pytest episode (reset + step), namespace backend")
     tmp = tempfile.mkdtemp(prefix="agentenv-bench-")
@@ -117,6 +130,27 @@ def bench_warm(quick: bool) -> None:
                 figures[f"{kind}, {label}"] = {**stats(samples[kind]), "scored_run_cpu_p50": statistics.median(cpu[kind])}
                 row(f"episode, {kind} interpreter, {label} (scored run CPU {statistics.median(cpu[kind]):.0f} ms)",
                     figures[f"{kind}, {label}"])
+        say("  a scored run's cost per test, pytest's and the judge's (a task with 100 tests, warm, paced 0.5 s):")
+        hundred = hundred_test_task(tmp)
+        env = agentenv.CodingEnv(hundred, backend=backends["warm"])
+        try:
+            env.reset()
+            env.step(SOLUTION)
+            walls, cpus = [], []
+            for i in range(max(4, n // 3)):
+                time.sleep(0.5)
+                start = time.perf_counter()
+                env.reset()
+                _, reward, *_, info = env.step(SOLUTION)
+                walls.append((time.perf_counter() - start) * 1000)
+                cpus.append(info["measurements"]["cpu_time_ms"])
+                assert reward == 1.0 and info["metrics"]["tests_passed"] == 100, info["metrics"]
+        finally:
+            env.close()
+        figures["100 tests, warm"] = {**stats(walls), "scored_run_cpu_p50": statistics.median(cpus)}
+        per_test = (statistics.median(cpus) - figures["warm, paced 0.5 s"]["scored_run_cpu_p50"]) / 99
+        row(f"episode, 100 tests (scored run CPU {statistics.median(cpus):.0f} ms, {per_test:.2f} ms a test)",
+            figures["100 tests, warm"])
         say("  commands inside one sandbox:")
         commands = {"python -c pass": "python -c pass", "pytest, one test": "python -m pytest -q -p no:cacheprovider tests"}
         for name, command in commands.items():
