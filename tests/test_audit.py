@@ -80,7 +80,8 @@ def test_the_sound_task_passes_every_task_check(fixtures_run):
     assert {p["probe"] for p in task_probes} >= {"delete_tests", "skip_all_conftest", "exit_at_import",
                                                  "fake_report_files", "prints_passed", "config_injection",
                                                  "entry_point_injection", "patch_reports_at_import",
-                                                 "register_plugin_at_import", "forge_report_then_exit",
+                                                 "register_plugin_at_import", "insert_hook_at_import",
+                                                 "forge_report_then_exit",
                                                  "always_equal"}
     assert all(p["status"] == "pass" and p["score"] == 0 for p in task_probes), task_probes
     rows = good["stability"]

@@ -158,9 +158,59 @@ RUNNER_CHANGES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(RUNNER_CHANGES))
+# the hook machinery, changed without registering a plugin: each decides outcomes (tests never run)
+_MANAGER = ("import gc\n"
+            "_pm = next(o for o in gc.get_objects() if type(o).__name__ == 'PytestPluginManager')\n"
+            "_call = _pm.hook.pytest_pyfunc_call\n"
+            "def _evil(pyfuncitem):\n    return True\n")
+HOOK_CHANGES = {
+    "an implementation inserted": _MANAGER + (
+        "from pluggy import HookImpl\n"
+        "_call._add_hookimpl(HookImpl(_pm.get_plugin('python'), 'python', _evil, dict(\n"
+        "    wrapper=False, hookwrapper=False, optionalhook=False, tryfirst=True, trylast=False, specname=None)))\n"),
+    "pytest's own implementation removed": _MANAGER + (
+        "_call._hookimpls[:] = [i for i in _call._hookimpls if i.plugin_name != 'python']\n"),
+    "an implementation's function rewritten": _MANAGER + (
+        "for _i in _call._hookimpls:\n"
+        "    if _i.plugin_name == 'python':\n        _i.function = _evil\n"),
+    "the hook executor replaced": _MANAGER + (
+        "_inner = _pm._inner_hookexec\n"
+        "def _exec(name, impls, kwargs, firstresult):\n"
+        "    return True if name == 'pytest_pyfunc_call' else _inner(name, impls, kwargs, firstresult)\n"
+        "_pm._inner_hookexec = _exec\n"),
+}
+PLUGIN_CHANGES = {  # registered through pluggy, from a file outside the workspace that the agent wrote
+    "a plugin module written to /tmp and registered": _MANAGER + (
+        "import sys\n"
+        "open('/tmp/_agentplug.py', 'w').write('def pytest_pyfunc_call(pyfuncitem):\\n    return True\\n')\n"
+        "sys.path.insert(0, '/tmp')\n"
+        "import _agentplug\n"
+        "_pm.register(_agentplug)\n"),
+}
+ITEM_CHANGES = {  # at the first call, for the tests after it
+    "the items' runtest shadowed": "import gc\nfor _o in gc.get_objects():\n    if type(_o).__name__ == 'Function':\n"
+                                   "        _o.runtest = lambda: None\n",
+}
+
+
+def _at_first_call(snippet):
+    """A solution that runs *snippet* when the tests first call it (for the tests after that one)."""
+    return ("_done = []\ndef fizzbuzz(n):\n    if not _done:\n        _done.append(1)\n"
+            + "".join("        " + line + "\n" for line in snippet.splitlines()) + "    return []\n")
+
+
+UNSOLVED = "def fizzbuzz(n):\n    return []\n"
+# name -> (the solution, the finding it must get); RUNNER_CHANGES come with the correct solution
+CHANGES = {**{name: (load_task(example("fizzbuzz")).reference_code() + "\n" + code, "runner-modified")
+              for name, code in RUNNER_CHANGES.items()},
+           **{name: (code + UNSOLVED, "hook-tampered") for name, code in HOOK_CHANGES.items()},
+           **{name: (code + UNSOLVED, "plugin-injected") for name, code in PLUGIN_CHANGES.items()},
+           **{name: (_at_first_call(code), "test-replaced") for name, code in ITEM_CHANGES.items()}}
+
+
+@pytest.mark.parametrize("name", sorted(CHANGES))
 def test_every_change_to_the_runner_is_named(name):
-    code = load_task(example("fizzbuzz")).reference_code() + "\n" + RUNNER_CHANGES[name]
+    code, kind = CHANGES[name]
     env = gym.make("agentenv/examples.fizzbuzz-v0")
     try:
         env.reset()
@@ -168,7 +218,7 @@ def test_every_change_to_the_runner_is_named(name):
     finally:
         env.close()
     assert reward == 0.0 and not info["reward_masked"], obs["output"][-1500:]
-    assert "runner-modified" in {f["kind"] for f in info["integrity"]["findings"]}, info["integrity"]
+    assert kind in {f["kind"] for f in info["integrity"]["findings"]}, info["integrity"]
 
 
 def test_the_judge_leaves_no_key_config_or_source_on_disk():
@@ -241,6 +291,37 @@ def test_a_second_scored_run_sees_the_pristine_tests(tmp_path):
     reward, info, obs = play("agentenv/Task-v0", [{"action": "overwrite_file", "path": "calc.py", "content": rewrite}],
                              task=str(tmp_path / "task.json"))
     assert reward == 0.0 and info["metrics"]["tests_failed"] == 1, obs["output"][-1500:]
+
+
+def test_the_judge_runs_on_pluggy_before_1_1(tmp_path):
+    """pytest 7 with pluggy 1.0 (pinned by many older projects): two lists of implementations, no
+    new-style wrappers, and call_extra puts copies of the lists back; a correct solution keeps full
+    marks with a clean record (the judge failed to load there before), a wrong one fails."""
+    (tmp_path / "ws" / "tests").mkdir(parents=True)
+    (tmp_path / "ws" / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (tmp_path / "ws" / "tests" / "test_calc.py").write_text(
+        "import pytest\nfrom calc import add\n\n\ndef pytest_generate_tests(metafunc):\n"
+        "    if 'n' in metafunc.fixturenames:\n        metafunc.parametrize('n', [1, 2])\n\n\n"
+        "def test_add(n):\n    assert add(n, 3) == n + 3\n")
+    task = {"task_id": "t.old_pluggy", "description": "fix add",
+            "environment_config": {"runtime": "python3.11", "dependencies": ["pytest==7.4.0", "pluggy==1.0.0"]},
+            "workspace": {"root": "/app", "directory": "ws"},
+            "execution_steps": [{"action": "overwrite_file", "path": "/app/calc.py", "content": "<model_generated_code>"},
+                                {"action": "run_command", "command": "python -m pytest -q tests"}],
+            "reward_logic": {"type": "composite", "rules": [
+                {"metric": "test_pass_rate", "weight": 1.0, "aggregation": "last", "threshold": 1.0, "scoring": "step"}]}}
+    (tmp_path / "task.json").write_text(json.dumps(task))
+    env = gym.make("agentenv/Task-v0", task=str(tmp_path / "task.json"))
+    try:
+        env.reset()
+        obs, reward, *_, info = env.step("def add(a, b):\n    return a + b\n")
+        assert reward == 1.0 and info["integrity"] == {"ok": True, "findings": []}, obs["output"][-1500:]
+        assert info["metrics"]["tests_passed"] == 2
+        env.reset()
+        obs, reward, *_, info = env.step("def add(a, b):\n    return 0\n")
+        assert reward == 0.0 and info["metrics"]["tests_failed"] == 2, obs["output"][-1500:]
+    finally:
+        env.close()
 
 
 # --------------------------------------------------------------------------- the agent cannot mask its failure

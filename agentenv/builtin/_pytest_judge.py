@@ -22,6 +22,8 @@ call itself rather than the report built from it:
 * that a report which says "passed" belongs to a call that returned (code that makes reports
   lie, for instance by patching ``TestReport.from_item_and_call``, is caught here);
 * that the runner's fingerprint is unchanged, and that no plugin was registered by workspace code;
+* that pluggy's hook machinery is as pytest built it (no implementation inserted, removed or
+  rewritten behind pluggy's back) and no test item was changed since collection;
 * that the compared operands of ``assert a == b`` (and ``!=``, ``in``, ``not in``) in the task's
   test files are not "always equal" objects: test modules are rewritten to pass each operand
   through a check first, and ``unittest``'s ``assertEqual`` family does the same.
@@ -35,7 +37,9 @@ kind of task guarantees.
 import ast
 import builtins
 import hmac
+import itertools
 import json
+import operator
 import os
 import sys
 import types
@@ -66,6 +70,9 @@ else:  # a backend without named pipes collects the file after the run
 
 # References taken now, before any workspace code can replace them.
 _write, _dumps = os.write, json.dumps
+_abspath, _dirname, _access = os.path.abspath, os.path.dirname, os.access
+_vars, _list, _tuple, _zip, _any, _all, _sorted, _modules = vars, list, tuple, zip, any, all, sorted, sys.modules
+_map, _chain, _is_not = map, itertools.chain, operator.is_not
 _isinstance, _type, _len, _id, _getattr = isinstance, type, len, id, getattr
 _TRUSTED = frozenset(_SETTINGS.get("trusted_files", ()))
 _ROOT = _SETTINGS.get("root", "/app").rstrip("/") + "/"
@@ -149,10 +156,10 @@ def _check_fingerprint(where):
     entries, modules = _BASELINE
     changed = [label for label, space, key, value, function, code in entries
                if space.get(key, _GONE) is not value or function is not None and function.__code__ is not code]
-    changed += [f"sys.modules[{name!r}]" for name, module in modules if sys.modules.get(name, module) is not module]
+    changed += [f"sys.modules[{name!r}]" for name, module in modules if _modules.get(name, module) is not module]
     if changed:
         _problem("runner-modified", f"{where}: the test runner was modified by code under test "
-                 f"({', '.join(sorted(changed)[:5])}{' ...' if _len(changed) > 5 else ''})")
+                 f"({', '.join(_sorted(changed)[:5])}{' ...' if _len(changed) > 5 else ''})")
 
 
 # ------------------------------------------------------------------ always-equal operands
@@ -245,7 +252,7 @@ def _wrap_asserts(statements):
 class _WrapCompares(ast.NodeTransformer):
     def visit_Compare(self, node):
         self.generic_visit(node)
-        if not any(_isinstance(op, _COMPARISONS) for op in node.ops):
+        if not _any(_isinstance(op, _COMPARISONS) for op in node.ops):
             return node
         wrap = lambda e: ast.copy_location(ast.Call(ast.Name("__agentenv_plain__", ast.Load()), [e], []), e)
         node.left = wrap(node.left)
@@ -285,13 +292,122 @@ _emit({"t": "start", "pid": os.getpid()})
 # ------------------------------------------------------------------ hooks
 _calls = {}
 _known_plugins = set()
+_item_types = {}
+_PREFIXES = tuple({os.path.join(os.path.abspath(p), "") for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
 
 
 def _trusted_file(path):
+    """A file of the task (protected or hidden), or one outside the workspace that code under test
+    cannot have written: the interpreter's and the runtime's trees, or a read-only one (never /tmp)."""
     if not path:
         return True
-    path = os.path.abspath(str(path))
-    return not path.startswith(_ROOT) or path in _TRUSTED
+    path = _abspath(str(path))
+    if path in _TRUSTED:
+        return True
+    if path.startswith(_ROOT):
+        return False
+    return path.startswith(_PREFIXES) or not (_access(path, os.W_OK) or _access(_dirname(path), os.W_OK))
+
+
+# ------------------------------------------------------------------ the hook machinery
+# A hook implementation inserted into pluggy's lists, one removed (pytest's own call of the test
+# function, say), or one whose fields were rewritten decides outcomes as surely as a plugin does,
+# without registering anything. From the start of collection (before any test module, hence any
+# solution code, is imported) the judge holds every hook caller and implementation; later ones
+# must come from a plugin registered through pluggy (conftest files, ``pytest_plugins``), which
+# `_check_plugins` then vets.
+try:
+    from pluggy import HookImpl as _HookImpl
+except ImportError:  # pluggy before 1.1, whose implementations have no `wrapper` either
+    _HookImpl = None
+_CALLED_WITH = operator.attrgetter("function", "argnames", "kwargnames", "hookwrapper",
+                                   *[f for f in ("wrapper",) if f in _getattr(_HookImpl, "__slots__", ())])
+_LISTS = ("_hookimpls", "_nonwrappers", "_wrappers")  # pluggy 1.1 and later keep one list, earlier two
+_hooks = {}  # config, manager, relay, proxy, inner
+_held = {}  # hook name -> (caller, its executor, its implementations, their fields)
+_ledger = {}  # id(impl) -> impl: the implementations pluggy made for a plugin it registered
+
+
+def _lists(caller):
+    return [found for found in [_getattr(caller, n, None) for n in _LISTS] if _isinstance(found, _list)]
+
+
+def _hold(name, caller):
+    items = _tuple(impl for impls in _lists(caller) for impl in impls)
+    fields = _tuple(_chain.from_iterable(_map(_CALLED_WITH, items)))
+    _held[name] = (caller, _getattr(caller, "_hookexec", None), items, fields)
+
+
+def _hold_hooks(config):
+    manager = config.pluginmanager
+    _hooks.update(config=config, manager=manager, relay=manager.hook, proxy=config.hook,
+                  inner=_getattr(manager, "_inner_hookexec", None))
+    for name, caller in _list(_vars(manager.hook).items()):
+        _hold(name, caller)
+        for impl in _held[name][2]:
+            _ledger[_id(impl)] = impl
+
+
+def _made_for(impl, plugin):
+    """Whether *impl* is what pluggy makes of one of *plugin*'s own attributes (a module's function,
+    a method of its class), not a function that code under test put into the list."""
+    function = _getattr(impl, "function", None)
+    owner = _getattr(function, "__self__", None)
+    if owner is not None:  # a bound method, of the plugin (or of its class: a classmethod)
+        if owner is not plugin and owner is not _type(plugin):
+            return False
+        function = _getattr(function, "__func__", None)
+    spaces = [_getattr(plugin, "__dict__", None) or {}]
+    if not _isinstance(plugin, types.ModuleType):
+        spaces += [_vars(klass) for klass in _getattr(_type(plugin), "__mro__", ())]
+    return _any(value is function or _isinstance(value, (staticmethod, classmethod)) and value.__func__ is function
+                for space in spaces for value in space.values())
+
+
+def pytest_plugin_registered(plugin, manager):
+    """A plugin registered through pluggy after collection started (a conftest file, ``pytest_plugins``):
+    its implementations are taken in (`_check_plugins` vets the plugin itself)."""
+    if _hooks.get("manager") is not manager:
+        return
+    for name, caller in _list(_vars(manager.hook).items()):
+        impls = [impl for found in _lists(caller) for impl in found]
+        for impl in impls:
+            if _getattr(impl, "plugin", None) is plugin and _id(impl) not in _ledger and _made_for(impl, plugin):
+                _ledger[_id(impl)] = impl
+        if _all(_ledger.get(_id(impl)) is impl for impl in impls):
+            _hold(name, caller)
+
+
+def _check_hooks(where):
+    if not _hooks:
+        return
+    manager, relay, config = _hooks["manager"], _hooks["relay"], _hooks["config"]
+    changed = []
+    if config.pluginmanager is not manager or manager.hook is not relay or config.hook is not _hooks["proxy"]:
+        changed.append("the plugin manager or its hook relay was replaced")
+    if _getattr(manager, "_inner_hookexec", None) is not _hooks["inner"]:
+        changed.append("the hook executor was replaced")
+    current = _vars(relay)
+    if _len(current) != _len(_held):
+        changed += [f"hook {name}: a caller was added" for name in current if name not in _held]
+    for name, (caller, hookexec, items, fields) in _held.items():
+        impls = [impl for found in _lists(caller) for impl in found]  # (pluggy 1.0's call_extra puts copies back)
+        if current.get(name) is not caller:
+            changed.append(f"hook {name}: its caller was replaced")
+        elif _getattr(caller, "_hookexec", None) is not hookexec:
+            changed.append(f"hook {name}: its executor was replaced")
+        elif _len(impls) != _len(items) or _any(_map(_is_not, impls, items)):
+            now = {_id(i) for i in impls}
+            found = [f"hook {name}: {_getattr(i, 'plugin_name', '?')}'s implementation was removed"
+                     for i in items if _id(i) not in now]
+            found += [f"hook {name}: an implementation was inserted ({_getattr(i, 'function', None)!r:.80})"
+                      for i in impls if _ledger.get(_id(i)) is not i]
+            changed += found or [f"hook {name}: its implementations were reordered"]
+        elif _any(_map(_is_not, _chain.from_iterable(_map(_CALLED_WITH, items)), fields)):
+            changed.append(f"hook {name}: an implementation was rewritten")
+    if changed:
+        _problem("hook-tampered", f"{where}: pytest's hook machinery was changed by code under test "
+                 f"({'; '.join(changed[:3])}{' ...' if _len(changed) > 3 else ''})")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -310,6 +426,11 @@ def pytest_configure(config):
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection(session):
     _known_plugins.update(_id(p) for p in session.config.pluginmanager.get_plugins())
+    _hold_hooks(session.config)
+
+
+def pytest_itemcollected(item):
+    _item_types[item.nodeid] = (type(item), item.session, item.config)
 
 
 def _check_plugins(config):
@@ -323,20 +444,26 @@ def _check_plugins(config):
         _problem("plugin-injected", f"a pytest plugin was registered by code under test: {plugin!r:.200}")
 
 
-@pytest.hookimpl(wrapper=True, tryfirst=True)
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)  # (an old-style wrapper: pluggy before 1.1 has no other)
 def pytest_runtest_call(item):
     code = _getattr(_getattr(item, "obj", None), "__code__", None)
-    if code is not None and item.path is not None and code.co_filename != str(item.path):
+    path = _getattr(item, "path", None)
+    if code is not None and path is not None and code.co_filename != str(path):
         _problem("test-replaced", f"{item.nodeid}: the test function was replaced (its code comes from "
                  f"{code.co_filename})")
-    try:
-        result = yield
-    except BaseException as exc:
-        skip = _isinstance(exc, (pytest.skip.Exception, pytest.xfail.Exception))
+    now = (_type(item), item.session, item.config)
+    shadowed = _sorted(k for k in _getattr(item, "__dict__", {})
+                       if _isinstance(_getattr(now[0], k, None), types.FunctionType))
+    if shadowed or _any(a is not b for a, b in _zip(_item_types.get(item.nodeid, now), now)):
+        _problem("test-replaced", f"{item.nodeid}: the test item was changed "
+                 f"({'its ' + ', '.join(shadowed) + ' replaced' if shadowed else 'its class, session or config'})")
+    outcome = yield
+    excinfo = outcome.excinfo
+    if excinfo is None:
+        _calls[item.nodeid] = "returned"
+    else:
+        skip = _isinstance(excinfo[1], (pytest.skip.Exception, pytest.xfail.Exception))
         _calls[item.nodeid] = "skipped" if skip else "raised"
-        raise
-    _calls[item.nodeid] = "returned"
-    return result
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -347,6 +474,7 @@ def pytest_runtest_logreport(report):
                      f"{_calls.get(report.nodeid, 'never ran')}")
     if report.when == "call":
         _check_fingerprint(report.nodeid)
+        _check_hooks(report.nodeid)
     record = {"t": "test", "nodeid": report.nodeid, "when": report.when, "outcome": report.outcome}
     if hasattr(report, "wasxfail"):
         record["xfail"] = True
@@ -371,4 +499,5 @@ def pytest_collectreport(report):
 def pytest_sessionfinish(session, exitstatus):
     _check_plugins(session.config)
     _check_fingerprint("at the end of the session")
+    _check_hooks("at the end of the session")
     _emit({"t": "end", "exitstatus": int(exitstatus)})
