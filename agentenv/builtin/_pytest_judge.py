@@ -245,7 +245,7 @@ def _wrap_asserts(statements):
             continue
         for field in _BLOCKS:
             inner = _getattr(node, field, None)
-            if _isinstance(inner, list):
+            if _isinstance(inner, _list):
                 _wrap_asserts(inner)
 
 
