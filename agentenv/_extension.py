@@ -385,6 +385,11 @@ class MetricProvider(abc.ABC):
         """Metric values for *run*; leave out what does not apply. Never raise for bad output:
         a crash or unparsable report is a value (e.g. a pass rate of 0)."""
 
+    def prepare(self, files: Mapping[str, bytes]) -> None:
+        """Optional: called with a scored run's ``RunContext.files`` just before its command
+        starts, so that work which needs only the files (a linter) can overlap the command;
+        ``measure`` follows with the same files. The default does nothing."""
+
 
 # --------------------------------------------------------------------------- reward models
 

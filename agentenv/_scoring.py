@@ -202,6 +202,8 @@ class Evaluation:
             scored = fmt.instrument(step["command"], ctx)
         for path, data in scored.files.items():
             sandbox.write_file(path, data, mode=0o444)
+        for provider in self.registry.metric_providers:  # work on the files alone overlaps the run
+            self._guard_metric(provider, provider.prepare, changed)
         limit = self.task.limits.wall_time_s
         timeout = min(float(step.get("timeout_s") or limit), limit)
         path = scored.report_path
@@ -220,16 +222,20 @@ class Evaluation:
         run = RunContext(step["command"], result, report, dict(changed))
         metrics: dict[str, Any] = {}
         for provider in self.registry.metric_providers:
-            try:
-                values = provider.measure(run)
-            except Exception as exc:  # a broken metric plugin is infrastructure, not the model's fault
-                raise InfrastructureError(f"metric provider {type(provider).__name__} failed: {exc}") from exc
+            values = self._guard_metric(provider, provider.measure, run)
             for key, value in values.items():
                 metrics.setdefault(key, value)
         shown = dataclasses.replace(result, command=step["command"])  # the instrumented command stays hidden
         text = re.sub(r"[^\s'\"]*\.?agentenv[-_](?:judge_)?" + nonce + r"[^\s'\"]*", "<judge>", shown.transcript())
         outputs.append(fmt.mask_output(text) if fmt is not None else text)
         return metrics
+
+    @staticmethod
+    def _guard_metric(provider: Any, call: Callable[[Any], Any], arg: Any) -> Any:
+        try:
+            return call(arg)
+        except Exception as exc:  # a broken metric plugin is infrastructure, not the model's fault
+            raise InfrastructureError(f"metric provider {type(provider).__name__} failed: {exc}") from exc
 
     def _trusted_paths(self) -> list[str]:
         """Sandbox paths of the files whose content the task, not the agent, decides."""

@@ -223,6 +223,42 @@ def agentenv_add_reward_models(registry):
     registry.add_reward_model(_Recorder())
 
 
+class _FilesSeen(agentenv.MetricProvider):
+    """Records what a metric provider is given: ``prepare`` before a scored command, then ``measure``."""
+
+    metrics = (agentenv.MetricInfo("files_seen", "higher", "test: the files a scored run changed"),)
+    calls: list = []
+
+    def prepare(self, files):
+        self.calls.append(("prepare", dict(files)))
+
+    def measure(self, run):
+        self.calls.append(("measure", dict(run.files)))
+        return {"files_seen": float(len(run.files))}
+
+
+@agentenv.hookimpl
+def agentenv_add_metrics(registry):
+    registry.add_metrics(_FilesSeen())
+
+
+def test_a_metric_provider_is_given_the_changed_files_before_the_scored_command(monkeypatch):
+    from agentenv import _plugins
+    monkeypatch.setattr(_plugins, "_manager", agentenv.PluginManager(autoload=False, plugins=[sys.modules[__name__]]))
+    task = agentenv.load_task(example("fizzbuzz"))
+    env = gym.make("agentenv/Task-v0", task=task)
+    _FilesSeen.calls.clear()
+    try:
+        env.reset()
+        _, reward, _, _, info = env.step(task.reference_code())
+    finally:
+        env.close()
+    assert reward == pytest.approx(1.0) and info["metrics"]["files_seen"] == 1.0
+    (prepared, files), (measured, same) = _FilesSeen.calls
+    assert (prepared, measured) == ("prepare", "measure") and files == same
+    assert list(files) == ["fizzbuzz.py"] and files["fizzbuzz.py"].decode() == task.reference_code()
+
+
 def test_a_reward_model_gets_files_and_reference_as_the_same_type(monkeypatch):
     from agentenv import _plugins
     monkeypatch.setattr(_plugins, "_manager", agentenv.PluginManager(autoload=False, plugins=[sys.modules[__name__]]))

@@ -12,7 +12,7 @@ import pytest
 import radon.metrics
 
 import agentenv
-from agentenv_quality import MAX_FILE_BYTES, TOO_LARGE, UNANALYSABLE, analyse, maintainability
+from agentenv_quality import MAX_FILE_BYTES, TOO_LARGE, UNANALYSABLE, analyse, maintainability, tools
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 EXAMPLES = os.path.join(REPO, "tasks", "examples")
@@ -74,6 +74,23 @@ def test_only_python_and_shell_files_are_measured():
 
 
 @NEEDS_SHELLCHECK
+def test_an_analysis_started_before_the_run_is_the_one_measured_and_a_failure_is_not_kept(monkeypatch):
+    cached = tools.CachedAnalysis()
+    files = {"a.py": SLOPPY, "b/c.py": TIDY}
+    started = cached.start(files)
+    assert cached(dict(files)) is started.result()  # the same files (a new dict) wait for the started run
+    assert started.result().metrics() == analyse(files).metrics()
+    assert cached.start({"a.py": SLOPPY}) is not started
+
+    def no_ruff():
+        raise tools.QualityToolError("ruff is not installed")
+    monkeypatch.setattr(tools, "ruff_binary", no_ruff)
+    with pytest.raises(tools.QualityToolError):
+        cached({"d.py": TIDY})
+    monkeypatch.undo()  # installed again: the failure was not remembered
+    assert cached({"d.py": TIDY}).metrics() == analyse({"d.py": TIDY}).metrics()
+
+
 def test_shellcheck_counts_findings_and_ignores_directives_and_rc_files():
     script = b'#!/bin/sh\n# shellcheck disable=SC2086,SC2115\nrm -rf $HOME/$1\n'
     report = analyse({"run.sh": script, ".shellcheckrc": b"disable=all\n"})

@@ -33,6 +33,10 @@ class QualityMetrics(agentenv.MetricProvider):
     def __init__(self) -> None:
         self._analyse = CachedAnalysis()
 
+    def prepare(self, files: Mapping[str, bytes]) -> None:
+        if files:
+            self._analyse.start(files)  # the tools run while the scored command does
+
     def measure(self, run: agentenv.RunContext) -> Mapping[str, Any]:
         files = getattr(run, "files", None) or {}
         if not files:

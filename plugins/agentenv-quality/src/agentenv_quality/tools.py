@@ -19,7 +19,10 @@ counts, never means: adding a tidy, useless file cannot dilute a bad one.
 
 from __future__ import annotations
 
+import ast
 import collections
+import concurrent.futures
+import functools
 import hashlib
 import json
 import logging
@@ -102,11 +105,8 @@ def analyse(files: Mapping[str, bytes]) -> QualityReport:
         indices, complexities = [], []
         for data in python.values():
             code = _text(data)
-            if code is None:
-                indices.append(0.0)
-                continue
-            indices.append(maintainability(code))
-            cc = complexity(code)
+            index, cc = (0.0, None) if code is None else radon_measures(code)
+            indices.append(index)
             if cc is not None:
                 complexities.append(cc)
         report.update(lint_findings=sum(rules.values()), lint_rules=dict(sorted(rules.items())),
@@ -130,6 +130,7 @@ def _text(data: bytes) -> str | None:
 
 # --------------------------------------------------------------------------- ruff
 
+@functools.lru_cache(maxsize=None)
 def ruff_binary() -> str:
     try:
         from ruff.__main__ import find_ruff_bin
@@ -142,7 +143,7 @@ def lint_python(sources: Mapping[str, bytes]) -> dict[str, list[str]]:
     """Ruff's findings per file (rule codes, ``invalid-syntax`` for a file that does not parse), from
     one ruff run over copies of the files; a file past the size bound is one ``AGENTENV-TOO-LARGE``."""
     argv = [ruff_binary(), "check", "--isolated", "--ignore-noqa", "--no-cache", "--quiet", "--exit-zero",
-            "--output-format", "json", "--line-length", str(RUFF_LINE_LENGTH), "--select", ",".join(RUFF_RULES), "--"]
+            "--output-format", "json", "--line-length", str(RUFF_LINE_LENGTH), "--select", ",".join(RUFF_RULES)]
 
     def parse(out: str) -> list[tuple[str, str]]:
         try:
@@ -150,12 +151,16 @@ def lint_python(sources: Mapping[str, bytes]) -> dict[str, list[str]]:
         except (ValueError, AttributeError) as exc:
             raise QualityToolError(f"ruff printed something that is not JSON: {out[:200]!r}") from exc
 
-    return _findings("ruff", argv, sources, ".py", (0,), parse)
+    return _findings("ruff", argv, sources, ".py", (0,), parse, stdin=lambda name: [f"--stdin-filename={name}", "-"])
 
 
 def _findings(tool: str, argv: list[str], sources: Mapping[str, bytes], suffix: str, ok_codes: tuple[int, ...],
-              parse: Callable[[str], list[tuple[str, str]]]) -> dict[str, list[str]]:
+              parse: Callable[[str], list[tuple[str, str]]],
+              stdin: Callable[[str], list[str]] | None = None) -> dict[str, list[str]]:
     """Run *tool* once over copies of *sources*; map its findings back to the original paths.
+    Where the tool reads a file from its standard input (*stdin* gives the arguments for a file
+    name), a single file goes there, with no directory to lay out and remove (ruff: 4.9 instead
+    of 6.7 ms of CPU, and ~1 ms less of this process's).
 
     The files are the agent's, and a crafted one can crash a tool (ruff overflows its stack on a
     deep enough expression). That is the agent's doing, so it must not mask the episode: when the
@@ -170,9 +175,14 @@ def _findings(tool: str, argv: list[str], sources: Mapping[str, bytes], suffix: 
     deadline = time.monotonic() + TOOL_TIMEOUT_S
 
     def run(batch: Mapping[str, bytes]) -> list[tuple[str, str]] | None:
+        timeout = max(1.0, deadline - time.monotonic())
+        if stdin is not None and len(batch) == 1:
+            ((path, data),) = batch.items()
+            out = _run([*argv, *stdin(_safe_name(path, suffix))], None, tool, ok_codes, timeout, data)
+            return None if out is None else [(path, code) for _file, code in parse(out)]
         with tempfile.TemporaryDirectory(prefix="agentenv-quality-") as tmp:
             names = _lay_out(tmp, batch, suffix)
-            out = _run([*argv, *sorted(names)], tmp, tool, ok_codes, max(1.0, deadline - time.monotonic()))
+            out = _run([*argv, "--", *sorted(names)], tmp, tool, ok_codes, timeout)
             if out is None:
                 return None
             return [(names[n], code) for f, code in parse(out)
@@ -196,10 +206,7 @@ def _lay_out(tmp: str, sources: Mapping[str, bytes], suffix: str) -> dict[str, s
     no links); return ``{relative name under tmp: original path}``."""
     names: dict[str, str] = {}
     for i, (path, data) in enumerate(sorted(sources.items())):
-        base = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.basename(path))[-100:].lstrip(".") or "file"
-        if suffix == ".py" and not base.endswith(suffix):  # ruff checks only what it takes for Python
-            base += suffix
-        rel = os.path.join(str(i), base)
+        rel = os.path.join(str(i), _safe_name(path, suffix))
         os.mkdir(os.path.join(tmp, str(i)))
         with open(os.path.join(tmp, rel), "wb") as f:
             f.write(data)
@@ -207,13 +214,24 @@ def _lay_out(tmp: str, sources: Mapping[str, bytes], suffix: str) -> dict[str, s
     return names
 
 
-def _run(argv: list[str], cwd: str, tool: str, ok_codes: tuple[int, ...], timeout: float) -> str | None:
-    """The tool's standard output; None when it failed on these files (crashed, timed out)."""
+def _safe_name(path: str, suffix: str) -> str:
+    """The file's base name made safe to give a tool (no directory, no leading dot or dash)."""
+    base = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.basename(path))[-100:].lstrip(".-") or "file"
+    if suffix == ".py" and not base.endswith(suffix):  # ruff checks only what it takes for Python
+        base += suffix
+    return base
+
+
+def _run(argv: list[str], cwd: str | None, tool: str, ok_codes: tuple[int, ...], timeout: float,
+         data: bytes | None = None) -> str | None:
+    """The tool's standard output (*data* on its standard input); None when it failed on these files
+    (crashed, timed out)."""
     try:
-        proc = subprocess.run(argv, cwd=cwd, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL,
+        proc = subprocess.run(argv, cwd=cwd or "/", capture_output=True, timeout=timeout, input=data,
+                              stdin=subprocess.DEVNULL if data is None else None,
                               # one thread: an episode's few files do not repay a pool's start (5.7 -> 4.2 ms)
-                              env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": cwd, "LC_ALL": "C.UTF-8",
-                                   "RAYON_NUM_THREADS": "1"})
+                              env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": cwd or "/nonexistent",
+                                   "LC_ALL": "C.UTF-8", "RAYON_NUM_THREADS": "1"})
     except subprocess.TimeoutExpired:
         log.warning("%s ran past %.0f s", tool, timeout)
         return None
@@ -227,31 +245,36 @@ def _run(argv: list[str], cwd: str, tool: str, ok_codes: tuple[int, ...], timeou
 
 # --------------------------------------------------------------------------- radon
 
-def complexity(code: str) -> int | None:
-    """The largest cyclomatic complexity of a function, method or the module body (None: does not parse)."""
+def radon_measures(code: str) -> tuple[float, int | None]:
+    """Radon's maintainability index (0-100) without the comment term, and the largest cyclomatic
+    complexity of a function, method or the module body, from one parse. Code that does not parse:
+    an index of 0 and no complexity."""
+    from radon.metrics import h_visit_ast, mi_compute
+    from radon.raw import analyze
     from radon.visitors import ComplexityVisitor
 
     try:
-        visitor = ComplexityVisitor.from_code(code)
+        tree = ast.parse(code)
+        visitor = ComplexityVisitor.from_ast(tree)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    blocks = [visitor.complexity]
-    for fn in visitor.functions:
-        blocks.append(fn.complexity)
-    for cls in visitor.classes:
-        blocks.extend(m.complexity for m in cls.methods)
-    return int(max(blocks))
+        return 0.0, None
+    blocks = [visitor.complexity, *(fn.complexity for fn in visitor.functions),
+              *(m.complexity for cls in visitor.classes for m in cls.methods)]
+    try:  # radon's mi_parameters(code, count_multi=False), with the tree and visitor above
+        volume, lloc = h_visit_ast(tree).total.volume, analyze(code).lloc
+    except (SyntaxError, ValueError, RecursionError, MemoryError, TypeError, IndexError):
+        return 0.0, int(max(blocks))
+    return round(float(mi_compute(volume, visitor.total_complexity, lloc, 0)), 2), int(max(blocks))
+
+
+def complexity(code: str) -> int | None:
+    """The largest cyclomatic complexity of a function, method or the module body (None: does not parse)."""
+    return radon_measures(code)[1]
 
 
 def maintainability(code: str) -> float:
     """Radon's maintainability index (0-100) without the comment term; 0 for code that does not parse."""
-    from radon.metrics import mi_compute, mi_parameters
-
-    try:
-        volume, cc, lloc, _comments = mi_parameters(code, count_multi=False)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, TypeError, IndexError):
-        return 0.0
-    return round(float(mi_compute(volume, cc, lloc, 0)), 2)
+    return radon_measures(code)[0]
 
 
 # --------------------------------------------------------------------------- shellcheck
@@ -277,33 +300,49 @@ def run_shellcheck(sources: Mapping[str, bytes]) -> dict[str, list[str]] | None:
             raise QualityToolError(f"shellcheck printed something that is not JSON: {out[:200]!r}") from exc
 
     blanked = {p: _SHELLCHECK_DIRECTIVE.sub(rb"\1#", d) if len(d) <= MAX_FILE_BYTES else d for p, d in sources.items()}
-    return _findings("shellcheck", [binary, "--norc", "--format=json1", "--"], blanked, ".sh", (0, 1), parse)
+    return _findings("shellcheck", [binary, "--norc", "--format=json1"], blanked, ".sh", (0, 1), parse)
 
 
 # --------------------------------------------------------------------------- cache
 
 class CachedAnalysis:
     """:func:`analyse` with a small LRU cache keyed by the files' content, so the scored runs of one
-    evaluation (and repeated evaluations of the same solution) measure once."""
+    evaluation (and repeated evaluations of the same solution) measure once. :meth:`start` begins
+    an analysis on a worker thread (ruff is a subprocess, so it overlaps the scored command) and
+    calling the object waits for it."""
 
-    def __init__(self, size: int = 256):
+    def __init__(self, size: int = 256, workers: int = 4):
         self._size = size
-        self._cache: collections.OrderedDict[bytes, QualityReport] = collections.OrderedDict()
+        self._cache: collections.OrderedDict[bytes, concurrent.futures.Future] = collections.OrderedDict()
         self._lock = threading.Lock()
+        self._pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="agentenv-quality")
 
-    def __call__(self, files: Mapping[str, bytes]) -> QualityReport:
-        digest = hashlib.sha256()
-        for path, data in sorted(files.items()):
-            digest.update(hashlib.sha256(path.encode("utf-8", "surrogateescape")).digest())
-            digest.update(hashlib.sha256(data).digest())
-        key = digest.digest()
+    def start(self, files: Mapping[str, bytes]) -> concurrent.futures.Future:
+        key = _digest(files)
         with self._lock:
-            if key in self._cache:
+            future = self._cache.get(key)
+            if future is not None:
                 self._cache.move_to_end(key)
-                return self._cache[key]
-        report = analyse(files)
-        with self._lock:
-            self._cache[key] = report
+                return future
+            future = self._cache[key] = self._pool.submit(analyse, dict(files))
             while len(self._cache) > self._size:
                 self._cache.popitem(last=False)
-        return report
+        return future
+
+    def __call__(self, files: Mapping[str, bytes]) -> QualityReport:
+        future = self.start(files)
+        try:
+            return future.result()
+        except BaseException:
+            with self._lock:  # a failure is not remembered: the next call tries again
+                if self._cache.get(_digest(files)) is future:
+                    del self._cache[_digest(files)]
+            raise
+
+
+def _digest(files: Mapping[str, bytes]) -> bytes:
+    digest = hashlib.sha256()
+    for path, data in sorted(files.items()):
+        digest.update(hashlib.sha256(path.encode("utf-8", "surrogateescape")).digest())
+        digest.update(hashlib.sha256(data).digest())
+    return digest.digest()
