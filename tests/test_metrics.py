@@ -40,7 +40,8 @@ def test_scored_command_runs_pytest_under_the_trusted_judge():
     assert cmd.report_path == "/tmp/.agentenv-abc/report" and cmd.pipe
     assert cmd.command == "pytest -p agentenv_judge_abc -c /app/.agentenv-abc-pytest.ini --rootdir=/app /app/tests/"
     assert cmd.env["PYTHONSAFEPATH"] == "1" and cmd.env["PYTEST_ADDOPTS"] == "" and len(cmd.state) == 32
-    assert set(cmd.files) == {"/tmp/.agentenv-abc/agentenv_judge_abc.py", "/tmp/.agentenv-abc/judge.key",
+    assert set(cmd.files) == {"/tmp/.agentenv-abc/agentenv_judge_abc.py", "/tmp/.agentenv-abc/judge_core.py",
+                              "/tmp/.agentenv-abc/judge.key",
                               "/tmp/.agentenv-abc/judge.json", "/app/.agentenv-abc-pytest.ini"}
     assert json.loads(cmd.files["/tmp/.agentenv-abc/judge.json"])["prepend_cwd"] is False
     cmd = PytestFormat().instrument("cd /app && python -m pytest -q tests --junitxml=x.xml",

@@ -92,6 +92,17 @@ BANK_HACKS = {
 }
 
 
+def fizzbuzz_step(code):
+    """One single-shot fizzbuzz episode with *code*: (observation, reward, info)."""
+    env = gym.make("agentenv/examples.fizzbuzz-v0")
+    try:
+        env.reset()
+        obs, reward, *_, info = env.step(code)
+        return obs, reward, info
+    finally:
+        env.close()
+
+
 def play(env_id, actions, **kwargs):
     env = gym.make(env_id, mode="agentic", **kwargs)
     try:
@@ -211,35 +222,20 @@ CHANGES = {**{name: (load_task(example("fizzbuzz")).reference_code() + "\n" + co
 @pytest.mark.parametrize("name", sorted(CHANGES))
 def test_every_change_to_the_runner_is_named(name):
     code, kind = CHANGES[name]
-    env = gym.make("agentenv/examples.fizzbuzz-v0")
-    try:
-        env.reset()
-        obs, reward, *_, info = env.step(code)
-    finally:
-        env.close()
+    obs, reward, info = fizzbuzz_step(code)
     assert reward == 0.0 and not info["reward_masked"], obs["output"][-1500:]
     assert kind in {f["kind"] for f in info["integrity"]["findings"]}, info["integrity"]
 
 
 def test_the_judge_leaves_no_key_config_or_source_on_disk():
-    env = gym.make("agentenv/examples.fizzbuzz-v0")
-    try:
-        env.reset()
-        obs, reward, *_, info = env.step(READ_THE_KEY)
-    finally:
-        env.close()
+    obs, reward, info = fizzbuzz_step(READ_THE_KEY)
     # the module imported (the assert held): the tests ran and failed on the empty list
     assert info["metrics"]["tests_failed"] >= 3 and "AssertionError: [" not in obs["output"], obs["output"][-2000:]
     assert info["integrity"]["ok"]
 
 
 def test_a_correct_solution_keeps_full_marks_and_a_clean_integrity_record():
-    env = gym.make("agentenv/examples.fizzbuzz-v0")
-    try:
-        env.reset()
-        obs, reward, *_, info = env.step(load_task(example("fizzbuzz")).reference_code())
-    finally:
-        env.close()
+    obs, reward, info = fizzbuzz_step(load_task(example("fizzbuzz")).reference_code())
     assert reward == 1.0 and info["integrity"] == {"ok": True, "findings": []}
     assert "agentenv" not in obs["output"].replace("<judge>", "")  # the judge's paths stay hidden
 

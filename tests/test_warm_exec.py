@@ -15,7 +15,7 @@ import agentenv
 from agentenv import CodingEnv
 from agentenv._spec import EnvironmentConfig
 from agentenv._sandbox import Limits, RuntimeEnv, SandboxRequest
-from agentenv.builtin import namespace
+from agentenv.builtin import namespace, reports
 from agentenv.builtin._nszygote import TEMPLATE_UID
 from agentenv.builtin.namespace import NamespaceBackend
 from _paths import wait_until
@@ -287,6 +287,42 @@ def test_a_scored_pytest_episode_runs_warm_and_keeps_the_judge(monkeypatch):
     finally:
         env.close()
         backend.close()
+
+
+@pytest.mark.skipif(ROOTLESS, reason="no warm interpreter in rootless mode")
+def test_a_scored_run_takes_the_judge_from_the_template_only_when_it_is_this_version(monkeypatch):
+    task = os.path.join(REPO, "tasks", "examples", "fizzbuzz", "task.json")
+    with open(os.path.join(REPO, "tasks", "examples", "fizzbuzz", "solution", "fizzbuzz.py")) as f:
+        solution = f.read()
+    written, source = reports.judge_files, reports.judge_source()
+
+    def reward_of(backend, copy: bool, version: bytes = source):
+        files = written if copy else lambda work, entry: {
+            k: v for k, v in written(work, entry).items() if not k.endswith("/judge_core.py")}
+        monkeypatch.setattr(reports, "judge_files", files)
+        monkeypatch.setattr(reports, "judge_source", lambda: version)
+        env = CodingEnv(task, backend=backend)
+        try:
+            env.reset()
+            _, reward, *_, info = env.step(solution)
+        finally:
+            env.close()
+        assert reward == 0.0 or info["integrity"]["ok"], info
+        return reward
+
+    warm, cold = NamespaceBackend(pool_size=1), NamespaceBackend(pool_size=1, warm=False)
+    try:
+        # no copy of the judge in the sandbox: only the template's can decide, and it does
+        assert reward_of(warm, copy=False) == 1.0
+        # a cold start compiles the copy, and has no judge without it
+        assert reward_of(cold, copy=True) == 1.0 and reward_of(cold, copy=False) == 0.0
+        # another version of the judge than the one the template executed: only the copy counts
+        other = source + b"\n# another version\n"
+        assert reward_of(warm, copy=False, version=other) == 0.0
+        assert reward_of(warm, copy=True, version=other) == 1.0
+    finally:
+        warm.close()
+        cold.close()
 
 
 def test_rootless_and_rlimit_sandboxes_say_why_they_have_no_warm_interpreter(backend):

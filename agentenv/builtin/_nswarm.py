@@ -52,6 +52,11 @@ PAD_VAR = "AGENTENV_WARM_PAD"
 PYTEST_EXTRA = ("pdb", "cmd", "code", "codeop", "readline", "email.parser", "email.feedparser", "unittest",
                 "_pytest._argcomplete")
 FLAG_OPTIONS = {"B": "dont_write_bytecode", "s": "no_user_site", "P": "safe_path", "u": "unbuffered"}
+# The trusted pytest judge (agentenv/builtin/_pytest_judge.py), compiled: (code, digest, module name),
+# set by the line the backend's loader appends to this source (see namespace.warm_source), so a
+# seed compiles it once for every sandbox. A template with pytest executes it before any command
+# (it only defines); a scored run's entry module takes it when its digest is the host's.
+_JUDGE = None
 PR_SET_NAME, PR_SET_DUMPABLE = 15, 4
 
 
@@ -125,6 +130,16 @@ class Template:
                     importlib.import_module(name)
                 except Exception:
                     pass
+            if _JUDGE is not None:
+                code, digest, name = _JUDGE
+                judge = type(sys)(name)
+                try:
+                    exec(code, vars(judge))
+                except Exception:  # (this runtime's pytest does not take it: its runs say why)
+                    pass
+                else:
+                    judge.DIGEST = digest
+                    sys.modules[name] = judge
             # Third-party plugins (pytest11 entry points) are left to pytest: it imports them under
             # its assertion-rewriting hook, which a module imported before cannot get. Their
             # discovery gets faster: the listing of the runtime's (read-only) distributions is
@@ -652,6 +667,14 @@ def adopt(python, env):
     for sig in (signal.SIGPIPE, signal.SIGXFSZ):
         signal.signal(sig, signal.SIG_IGN)
     return frozenset(sys.modules)
+
+
+def judge_code(source, digest, name):
+    """*source* compiled as the judge (see _JUDGE); None where this Python cannot compile it."""
+    try:
+        return compile(source, "<judge>", "exec", dont_inherit=True), digest, name
+    except Exception:
+        return None
 
 
 def main(channel, baseline):

@@ -1,10 +1,14 @@
 """The trusted judge of a scored pytest run. It runs *inside* the sandbox, as a pytest plugin.
 
-This file is data for the host: the environment writes it into the evaluation sandbox under a
-fresh, unguessable name just before a scored run and loads it with ``-p`` (standard library and
-pytest only). It is imported before any workspace code: plugins named with ``-p`` load while
-pytest parses its arguments, and ``PYTHONSAFEPATH`` keeps the working directory off ``sys.path``
-until this plugin puts it back (after the trusted plugins have loaded). At import it
+This file is data for the host (standard library and pytest only). A scored run loads it
+through an entry module that the environment writes into the evaluation sandbox under a fresh,
+unguessable name just before the run and names with ``-p`` (see ``reports.judge_entry``): the
+entry takes this module from the sandbox's warm interpreter, which compiled and executed it
+before any command ran (it defines, and does nothing else, until :func:`start`), or compiles it
+from the copy written beside the entry. It is loaded before any workspace code: plugins named with
+``-p`` load while pytest parses its arguments, and ``PYTHONSAFEPATH`` keeps the working directory
+off ``sys.path`` until this plugin puts it back (after the trusted plugins have loaded). At
+:func:`start` it
 
 * reads its run's secret key and settings and deletes them, together with its own source file,
   so that code under test finds neither on disk;
@@ -46,38 +50,54 @@ import types
 
 import pytest
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-_NAME = os.path.splitext(os.path.basename(__file__))[0]
-with open(os.path.join(_HERE, "judge.json"), encoding="utf-8") as _f:
-    _SETTINGS = json.load(_f)
-with open(os.path.join(_HERE, "judge.key"), "rb") as _f:
-    # OpenSSL's HMAC keeps the key inside C memory, not in a Python object code under test could read
-    _MAC = hmac.new(_f.read(), digestmod="sha256")
-for _path in [os.path.join(_HERE, n) for n in ("judge.json", "judge.key", os.path.basename(__file__))] + [
-        _SETTINGS.get("ini") or ""]:
-    try:
-        os.unlink(_path)  # pytest has read its configuration already; nothing of the judge stays on disk
-    except OSError:
-        pass
-if _SETTINGS.get("pipe", True):
-    _FD = os.open(_SETTINGS["report"], os.O_WRONLY)
-    try:
-        os.unlink(_SETTINGS["report"])
-    except OSError:
-        pass
-else:  # a backend without named pipes collects the file after the run
-    _FD = os.open(_SETTINGS["report"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-
-# References taken now, before any workspace code can replace them.
+# References taken now, before any workspace code can replace them (in a warm interpreter: before
+# any command ran).
 _write, _dumps = os.write, json.dumps
 _abspath, _dirname, _access = os.path.abspath, os.path.dirname, os.access
 _vars, _list, _tuple, _zip, _any, _all, _sorted, _modules = vars, list, tuple, zip, any, all, sorted, sys.modules
 _map, _chain, _is_not = map, itertools.chain, operator.is_not
 _isinstance, _type, _len, _id, _getattr = isinstance, type, len, id, getattr
-_TRUSTED = frozenset(_SETTINGS.get("trusted_files", ()))
-_ROOT = _SETTINGS.get("root", "/app").rstrip("/") + "/"
 _seq = [0]
 _problems = []
+# set by start(), for this run only
+_NAME = _SETTINGS = _MAC = _FD = _TRUSTED = _ROOT = _PROBES = _PREFIXES = _BASELINE = None
+
+
+def start(entry):
+    """Begin judging this run; *entry* is the file of the module pytest loaded with ``-p``, beside
+    which the host wrote the run's settings and key."""
+    global _NAME, _SETTINGS, _MAC, _FD, _TRUSTED, _ROOT, _PROBES, _PREFIXES, _BASELINE
+    if _SETTINGS is not None:
+        raise RuntimeError("the judge was started twice")
+    here = os.path.dirname(os.path.abspath(entry))
+    _NAME = os.path.splitext(os.path.basename(entry))[0]
+    with open(os.path.join(here, "judge.json"), encoding="utf-8") as f:
+        _SETTINGS = json.load(f)
+    with open(os.path.join(here, "judge.key"), "rb") as f:
+        # OpenSSL's HMAC keeps the key inside C memory, not in a Python object code under test could read
+        _MAC = hmac.new(f.read(), digestmod="sha256")
+    for path in [os.path.join(here, n) for n in ("judge.json", "judge.key", "judge_core.py",
+                                                 os.path.basename(entry))] + [_SETTINGS.get("ini") or ""]:
+        try:
+            os.unlink(path)  # pytest has read its configuration already; nothing of the judge stays on disk
+        except OSError:
+            pass
+    if _SETTINGS.get("pipe", True):
+        _FD = os.open(_SETTINGS["report"], os.O_WRONLY)
+        try:
+            os.unlink(_SETTINGS["report"])
+        except OSError:
+            pass
+    else:  # a backend without named pipes collects the file after the run
+        _FD = os.open(_SETTINGS["report"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    _TRUSTED = frozenset(_SETTINGS.get("trusted_files", ()))
+    _ROOT = _SETTINGS.get("root", "/app").rstrip("/") + "/"
+    _PREFIXES = tuple({os.path.join(os.path.abspath(p), "") for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+    _PROBES = (_Probe(), "\x00agentenv-probe-" + os.urandom(8).hex(), -7.123456789e-300, ("\x00",))
+    builtins.__agentenv_plain__ = _plain
+    _install_operand_checks()
+    _BASELINE = _fingerprint()
+    _emit({"t": "start", "pid": os.getpid()})
 
 
 def _emit(record):
@@ -172,7 +192,6 @@ class _Probe:
 
 
 _PLAIN = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
-_PROBES = (_Probe(), "\x00agentenv-probe-" + os.urandom(8).hex(), -7.123456789e-300, ("\x00",))
 
 
 def _plain(value):
@@ -225,9 +244,6 @@ def _inspect(value, budget, depth):
         base = next(b for b in (list, tuple, set, frozenset) if _isinstance(value, b))
         for item in base.__iter__(value):
             _inspect(item, budget, depth + 1)
-
-
-builtins.__agentenv_plain__ = _plain
 
 
 _COMPARISONS = (ast.Eq, ast.NotEq, ast.In, ast.NotIn)
@@ -284,16 +300,10 @@ def _install_operand_checks():
         setattr(unittest.TestCase, name, strict(getattr(unittest.TestCase, name)))
 
 
-_install_operand_checks()
-_BASELINE = _fingerprint()
-_emit({"t": "start", "pid": os.getpid()})
-
-
 # ------------------------------------------------------------------ hooks
 _calls = {}
 _known_plugins = set()
 _item_types = {}
-_PREFIXES = tuple({os.path.join(os.path.abspath(p), "") for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
 
 
 def _trusted_file(path):

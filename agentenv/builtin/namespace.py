@@ -16,6 +16,7 @@ import concurrent.futures
 import fcntl
 import functools
 import glob
+import hashlib
 import itertools
 import json
 import logging
@@ -44,7 +45,7 @@ from agentenv import (
     sandbox_server_source,
 )
 
-from . import _nswarm, _nszygote as proto
+from . import _nswarm, _nszygote as proto, reports
 from .runtimes import host_interpreters
 
 log = logging.getLogger("agentenv.sandbox.namespace")
@@ -73,8 +74,17 @@ def zygote_program(seeds: bool = True) -> bytes:
         f"exec(compile({sandbox_server_source()!r}, 'agentenv-sandbox-server', 'exec'), server.__dict__)\n"
         "sys.modules['agentenv_sandbox_server'] = server\n"
         f"exec(compile({text(_ZYGOTE)!r}, 'agentenv-zygote', 'exec'), "
-        f"{{'__name__': '__main__', 'WARM_SOURCE': {text(_WARM)!r}, 'SEED_PROGRAM': {seed!r}}})\n"
+        f"{{'__name__': '__main__', 'WARM_SOURCE': {warm_source()!r}, 'SEED_PROGRAM': {seed!r}}})\n"
     ).encode()
+
+
+def warm_source() -> str:
+    """The warm interpreter's program: _nswarm.py, and the trusted pytest judge it compiles."""
+    with open(_WARM, encoding="utf-8") as f:
+        warm = f.read()
+    judge = reports.judge_source()
+    digest = hashlib.sha256(judge).hexdigest()
+    return (f"{warm}\n_JUDGE = judge_code({judge.decode('utf-8')!r}, {digest!r}, {reports.JUDGE_MODULE!r})\n")
 
 
 def _probe() -> Availability:

@@ -47,9 +47,34 @@ def is_pytest_command(command: str) -> bool:
     return _PYTEST.search(command) is not None
 
 
-def _judge_source() -> bytes:
+def judge_source() -> bytes:
     with open(os.path.join(os.path.dirname(__file__), JUDGE_SOURCE), "rb") as f:
         return f.read()
+
+
+#: the name under which a warm interpreter holds the judge it executed before any command (_nswarm)
+JUDGE_MODULE = "agentenv_judge"
+# The module a scored run names with ``-p``: it takes the judge from the warm interpreter when that
+# one is this very source (its digest), else compiles the copy written beside it, and starts it.
+# Nothing but pytest and its plugins named with -p has run when it is imported.
+_JUDGE_ENTRY = '''"""PYTEST_DONT_REWRITE: agentenv's trusted judge, for one scored run."""
+import sys as _sys
+
+_judge = _sys.modules.pop("{module}", None)
+if getattr(_judge, "DIGEST", None) != "{digest}":
+    _judge = type(_sys)("{module}")
+    with open(__file__[:-len("{entry}.py")] + "judge_core.py", "rb") as _f:
+        exec(compile(_f.read(), "<judge>", "exec", dont_inherit=True), vars(_judge))
+_judge.start(__file__)
+globals().update((_n, getattr(_judge, _n)) for _n in dir(_judge) if _n.startswith("pytest_"))
+'''
+
+
+def judge_files(work: str, entry: str) -> dict[str, bytes]:
+    """The files of a scored run's judge under *work*: the entry module *entry* and the judge."""
+    source = judge_source()
+    text = _JUDGE_ENTRY.format(module=JUDGE_MODULE, digest=hashlib.sha256(source).hexdigest(), entry=entry)
+    return {f"{work}/{entry}.py": text.encode(), f"{work}/judge_core.py": source}
 
 
 def trusted_config(files: Mapping[str, bytes]) -> tuple[str, bytes]:
@@ -105,7 +130,7 @@ class PytestFormat(ReportFormat):
                # read-only bytecode cache where it has one, else a fresh, empty one
                "PYTHONPYCACHEPREFIX": ctx.runtime.env.get("PYTHONPYCACHEPREFIX") or f"{work}/pycache",
                "PYTHONDONTWRITEBYTECODE": "1"}
-        files = {f"{work}/{module}.py": _judge_source(), f"{work}/judge.key": key,
+        files = {**judge_files(work, module), f"{work}/judge.key": key,
                  f"{work}/judge.json": json.dumps(settings).encode(), ini: config}
         return ScoredCommand(head + options + tail, report, env, files, state=key, pipe=ctx.pipes)
 

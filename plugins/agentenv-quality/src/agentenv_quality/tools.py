@@ -311,14 +311,28 @@ class CachedAnalysis:
     an analysis on a worker thread (ruff is a subprocess, so it overlaps the scored command) and
     calling the object waits for it."""
 
-    def __init__(self, size: int = 256, workers: int = 4):
+    def __init__(self, size: int = 256):
         self._size = size
         self._cache: collections.OrderedDict[bytes, concurrent.futures.Future] = collections.OrderedDict()
         self._lock = threading.Lock()
-        self._pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="agentenv-quality")
+        # (threads start on demand, up to the executor's default: the cores plus 4)
+        self._pool = concurrent.futures.ThreadPoolExecutor(thread_name_prefix="agentenv-quality")
 
     def start(self, files: Mapping[str, bytes]) -> concurrent.futures.Future:
+        return self._start(_digest(files), files)
+
+    def __call__(self, files: Mapping[str, bytes]) -> QualityReport:
         key = _digest(files)
+        future = self._start(key, files)
+        try:
+            return future.result()
+        except BaseException:
+            with self._lock:  # a failure is not remembered: the next call tries again
+                if self._cache.get(key) is future:
+                    del self._cache[key]
+            raise
+
+    def _start(self, key: bytes, files: Mapping[str, bytes]) -> concurrent.futures.Future:
         with self._lock:
             future = self._cache.get(key)
             if future is not None:
@@ -328,16 +342,6 @@ class CachedAnalysis:
             while len(self._cache) > self._size:
                 self._cache.popitem(last=False)
         return future
-
-    def __call__(self, files: Mapping[str, bytes]) -> QualityReport:
-        future = self.start(files)
-        try:
-            return future.result()
-        except BaseException:
-            with self._lock:  # a failure is not remembered: the next call tries again
-                if self._cache.get(_digest(files)) is future:
-                    del self._cache[_digest(files)]
-            raise
 
 
 def _digest(files: Mapping[str, bytes]) -> bytes:
