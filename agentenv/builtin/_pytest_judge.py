@@ -2,7 +2,7 @@
 
 This file is data for the host (standard library and pytest only). A scored run loads it
 through an entry module that the environment writes into the evaluation sandbox under a fresh,
-unguessable name just before the run and names with ``-p`` (see ``reports.judge_entry``): the
+unguessable name just before the run and names with ``-p`` (see ``reports.judge_files``): the
 entry takes this module from the sandbox's warm interpreter, which compiled and executed it
 before any command ran (it defines, and does nothing else, until :func:`start`), or compiles it
 from the copy written beside the entry. It is loaded before any workspace code: plugins named with
@@ -10,8 +10,8 @@ from the copy written beside the entry. It is loaded before any workspace code: 
 off ``sys.path`` until this plugin puts it back (after the trusted plugins have loaded). At
 :func:`start` it
 
-* reads its run's secret key and settings and deletes them, together with its own source file,
-  so that code under test finds neither on disk;
+* reads its run's secret key and settings and deletes them, together with the entry module and
+  the copy of this file, so that code under test finds none of them on disk;
 * opens the report channel (a named pipe that the sandbox's init reads) and unlinks it, so the
   channel exists only as this process's file descriptor;
 * takes a fingerprint of the runner (every function of ``_pytest``, ``pytest`` and ``pluggy``, by

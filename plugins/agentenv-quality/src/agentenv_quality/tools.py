@@ -215,8 +215,8 @@ def _lay_out(tmp: str, sources: Mapping[str, bytes], suffix: str) -> dict[str, s
 
 
 def _safe_name(path: str, suffix: str) -> str:
-    """The file's base name made safe to give a tool (no directory, no leading dot or dash)."""
-    base = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.basename(path))[-100:].lstrip(".-") or "file"
+    """The file's base name made safe to give a tool (no directory, no leading dot)."""
+    base = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.basename(path))[-100:].lstrip(".") or "file"
     if suffix == ".py" and not base.endswith(suffix):  # ruff checks only what it takes for Python
         base += suffix
     return base
