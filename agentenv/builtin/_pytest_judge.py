@@ -338,12 +338,15 @@ _held = {}  # hook name -> (caller, its executor, its implementations, their fie
 _ledger = {}  # id(impl) -> impl: the implementations pluggy made for a plugin it registered
 
 
-def _lists(caller):
-    return [found for found in [_getattr(caller, n, None) for n in _LISTS] if _isinstance(found, _list)]
+def _impls(caller):
+    """The caller's implementations, in call order (read fresh: pluggy 1.0's call_extra puts copies
+    of its lists back)."""
+    return [impl for found in [_getattr(caller, n, None) for n in _LISTS] if _isinstance(found, _list)
+            for impl in found]
 
 
 def _hold(name, caller):
-    items = _tuple(impl for impls in _lists(caller) for impl in impls)
+    items = _tuple(_impls(caller))
     fields = _tuple(_chain.from_iterable(_map(_CALLED_WITH, items)))
     _held[name] = (caller, _getattr(caller, "_hookexec", None), items, fields)
 
@@ -380,7 +383,7 @@ def pytest_plugin_registered(plugin, manager):
     if _hooks.get("manager") is not manager:
         return
     for name, caller in _list(_vars(manager.hook).items()):
-        impls = [impl for found in _lists(caller) for impl in found]
+        impls = _impls(caller)
         for impl in impls:
             if _getattr(impl, "plugin", None) is plugin and _id(impl) not in _ledger and _made_for(impl, plugin):
                 _ledger[_id(impl)] = impl
@@ -401,7 +404,7 @@ def _check_hooks(where):
     if _len(current) != _len(_held):
         changed += [f"hook {name}: a caller was added" for name in current if name not in _held]
     for name, (caller, hookexec, items, fields) in _held.items():
-        impls = [impl for found in _lists(caller) for impl in found]  # (pluggy 1.0's call_extra puts copies back)
+        impls = _impls(caller)
         if current.get(name) is not caller:
             changed.append(f"hook {name}: its caller was replaced")
         elif _getattr(caller, "_hookexec", None) is not hookexec:
@@ -440,7 +443,7 @@ def pytest_collection(session):
 
 
 def pytest_itemcollected(item):
-    _item_types[item.nodeid] = (type(item), item.session, item.config)
+    _item_types[item.nodeid] = (_type(item), item.session, item.config)
 
 
 def _check_plugins(config):

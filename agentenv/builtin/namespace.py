@@ -16,7 +16,6 @@ import concurrent.futures
 import fcntl
 import functools
 import glob
-import hashlib
 import itertools
 import json
 import logging
@@ -83,8 +82,8 @@ def warm_source() -> str:
     with open(_WARM, encoding="utf-8") as f:
         warm = f.read()
     judge = reports.judge_source()
-    digest = hashlib.sha256(judge).hexdigest()
-    return (f"{warm}\n_JUDGE = judge_code({judge.decode('utf-8')!r}, {digest!r}, {reports.JUDGE_MODULE!r})\n")
+    return (f"{warm}\n_JUDGE = judge_code({judge.decode('utf-8')!r}, {reports.judge_digest(judge)!r}, "
+            f"{reports.JUDGE_MODULE!r})\n")
 
 
 def _probe() -> Availability:

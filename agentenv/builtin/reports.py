@@ -70,10 +70,15 @@ globals().update((_n, getattr(_judge, _n)) for _n in dir(_judge) if _n.startswit
 '''
 
 
+def judge_digest(source: bytes) -> str:
+    """What an entry module compares with the digest of the warm interpreter's judge (both from here)."""
+    return hashlib.sha256(source).hexdigest()
+
+
 def judge_files(work: str, entry: str) -> dict[str, bytes]:
     """The files of a scored run's judge under *work*: the entry module *entry* and the judge."""
     source = judge_source()
-    text = _JUDGE_ENTRY.format(module=JUDGE_MODULE, digest=hashlib.sha256(source).hexdigest(), entry=entry)
+    text = _JUDGE_ENTRY.format(module=JUDGE_MODULE, digest=judge_digest(source), entry=entry)
     return {f"{work}/{entry}.py": text.encode(), f"{work}/judge_core.py": source}
 
 

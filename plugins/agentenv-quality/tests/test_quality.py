@@ -73,7 +73,6 @@ def test_only_python_and_shell_files_are_measured():
     assert report.metrics() == {} and (report.python_files, report.shell_files) == (0, 0)
 
 
-@NEEDS_SHELLCHECK
 def test_an_analysis_started_before_the_run_is_the_one_measured_and_a_failure_is_not_kept(monkeypatch):
     cached = tools.CachedAnalysis()
     files = {"a.py": SLOPPY, "b/c.py": TIDY}
@@ -91,6 +90,7 @@ def test_an_analysis_started_before_the_run_is_the_one_measured_and_a_failure_is
     assert cached({"d.py": TIDY}).metrics() == analyse({"d.py": TIDY}).metrics()
 
 
+@NEEDS_SHELLCHECK
 def test_shellcheck_counts_findings_and_ignores_directives_and_rc_files():
     script = b'#!/bin/sh\n# shellcheck disable=SC2086,SC2115\nrm -rf $HOME/$1\n'
     report = analyse({"run.sh": script, ".shellcheckrc": b"disable=all\n"})
