@@ -44,7 +44,7 @@ def _gone(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/status") as f:
             return any(line.startswith("State:") and "Z" in line for line in f)
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # (ESRCH: it was reaped between the open and the read)
         return True
 
 
