@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -80,3 +81,25 @@ def test_a_runtime_carries_a_read_only_bytecode_cache_and_never_reads_a_planted_
         assert cached.startswith(prefix) and present == "True", r
         r = box.exec(f"touch {prefix}/x 2>&1 || echo refused")
         assert "refused" in r.stdout, "the bytecode cache is read-only in a sandbox"
+
+
+def test_a_runtime_holds_its_pytest_plugins_as_pytest_rewrites_them():
+    """pytest rewrites, on import, every module of a distribution that declares a pytest11 entry
+    point. The runtime's bytecode cache holds them rewritten, where pytest's hook looks first, so a
+    run (warm, as scored runs start) loads them instead of parsing and rewriting them again; the
+    workspace's test file is still rewritten by the run (the cache is read-only and never has it)."""
+    config = EnvironmentConfig("python3", ("pytest-json-report==1.5.0", "pytest==8.3.5"))
+    runtime = agentenv.registry().runtime_for("python3").prepare(config, agentenv.cache_dir())
+    with open(os.path.join(runtime.env["PYTHONPYCACHEPREFIX"], "agentenv-pytest-plugins.json")) as f:
+        outcome = json.load(f)
+    assert outcome["failed"] == [] and outcome["written"] >= 15, outcome  # pytest_jsonreport's and pytest_metadata's
+    with agentenv.get_backend("namespace").open(agentenv.SandboxRequest(runtime)) as box:
+        box.write_file("test_a.py", b"def test_x():\n    assert 1 + 1 == 2\n")
+        r = box.exec("python -m pytest -q -p no:cacheprovider test_a.py", env={"PYTEST_DEBUG": "1"}, cwd="/app")
+    assert r.exit_code == 0 and "1 passed" in r.stdout, r
+    assert r.start == "warm", r.start
+    cached = set(re.findall(r"found cached rewritten pyc for (\S+)", r.stderr))
+    rewritten = set(re.findall(r"rewriting (?:PosixPath\()?'([^']+)'", r.stderr))
+    plugins = {p for p in cached if "/site-packages/pytest_jsonreport/" in p or "/site-packages/pytest_metadata/" in p}
+    assert any(p.endswith("/pytest_jsonreport/plugin.py") for p in plugins) and len(plugins) >= 15, sorted(cached)
+    assert rewritten == {"/app/test_a.py"}, sorted(rewritten)

@@ -77,14 +77,16 @@ def backend():
 # version, started in the zygote's environment): the host's interpreter as it is, or a virtual
 # environment of one (as tasks' runtimes are); otherwise the runtime's Python is exec'd (a time
 # zone of its own makes it so: an interpreter reads TZ once, at its start).
+# A runtime with pytest gets a seed of its own, which imported its pytest once for every template.
 KINDS = {"forked": RUNTIME, "exec": RuntimeEnv("python3", RUNTIME.mounts, {**RUNTIME.env, "TZ": "UTC"}),
-         "venv": None}
+         "venv": None, "venv with pytest": None}
 
 
 def runtime_of(kind: str) -> RuntimeEnv:
     if KINDS[kind] is None:  # a task's runtime: a virtual environment built by the python3.X runtime
         version = "python%d.%d" % sys.version_info[:2]
-        KINDS[kind] = agentenv.registry().runtime_for(version).prepare(EnvironmentConfig(version))
+        deps = ("pytest==8.3.5",) if kind == "venv with pytest" else ()
+        KINDS[kind] = agentenv.registry().runtime_for(version).prepare(EnvironmentConfig(version, deps))
     return KINDS[kind]
 
 
@@ -95,6 +97,7 @@ def box(backend, request):
         if not ROOTLESS:
             features = sandbox.isolation.features["warm_start"]
             assert features.startswith("on") and ("seed" in features) == (kind != "exec"), features
+            assert ("the runtime's pytest" in features) == (kind == "venv with pytest"), features
         yield sandbox
 
 
@@ -255,6 +258,38 @@ def test_the_template_is_out_of_the_commands_reach(box):
     assert attack.stdout == "True\n[] -1 1\n", attack
     assert box.exec("python -c 'print(7)'").stdout == "7\n"
     assert _status(template)["State"][0] in "SR"  # still there, still serving (not a zombie)
+
+
+PYTEST_PROBE = textwrap.dedent(r'''
+    import json, os, sys
+    import _pytest.main
+    import pytest
+
+    def test_probe():
+        print("PROBE" + json.dumps({
+            "pytest": pytest.__file__, "version": pytest.__version__, "cached": _pytest.main.__cached__,
+            "path": sys.path, "flags": list(sys.flags), "prefix": sys.pycache_prefix,
+            "dont_write_bytecode": sys.dont_write_bytecode, "environ": dict(os.environ),
+            "argv": sys.argv, "executable": sys.executable, "prefixes": [sys.prefix, sys.base_prefix]}))
+''')
+
+
+@pytest.mark.skipif(ROOTLESS, reason="no warm interpreter in rootless mode")
+def test_pytest_preloaded_by_the_runtimes_seed_is_the_pytest_a_cold_start_loads(backend):
+    """The seed imported the runtime's pytest on the host, outside every sandbox: a warm pytest run
+    must see the same pytest (its files, its bytecode from the runtime's cache), the same paths,
+    flags and environment as a cold one; a command that is not pytest sees no pytest at all."""
+    runtime = runtime_of("venv with pytest")
+    with backend.open(SandboxRequest(runtime, None, "/app", Limits(wall_time_s=30.0))) as box:
+        assert "the runtime's pytest" in box.isolation.features["warm_start"]
+        box.write_file("test_probe.py", PYTEST_PROBE.encode())
+        warm, cold = warm_and_cold(box, "python -m pytest -q -s -p no:cacheprovider test_probe.py", cwd="/app")
+        assert warm.start == "warm" and warm.exit_code == cold.exit_code == 0, (warm, cold)
+        got, want = (json.loads(r.stdout.split("PROBE", 1)[1].splitlines()[0]) for r in (warm, cold))
+        assert got == want
+        assert got["cached"].startswith(runtime.env["PYTHONPYCACHEPREFIX"]), got["cached"]
+        plain = box.exec("python -c 'import sys; print(sorted(m for m in sys.modules if \"pytest\" in m))'")
+        assert (plain.start, plain.stdout) == ("warm", "[]\n"), plain
 
 
 @pytest.mark.skipif(ROOTLESS, reason="no warm interpreter in rootless mode")

@@ -4,7 +4,8 @@ Runs on the task's own Python (3.7 or later, standard library only), inside the 
 seccomp filter, cgroup and ``no_new_privs``, with no capabilities. It starts during set-up, before
 any untrusted code has run in the sandbox, in one of two ways. Where the runtime's interpreter has
 a seed (a Python of agentenv's minor version, see ``_nszygote._Seed``), it is a fork of that seed,
-which loaded this file and the standard library modules below once for every sandbox; the fork
+which loaded this file and the standard library modules below (and a runtime's own seed, its
+pytest: ``preload_runtime``) once for every sandbox; the fork
 enters the sandbox, confines itself and ``adopt``\\s the state a cold start of the runtime's Python
 would have (environment, flags, prefixes, ``sys.path``, ``site`` run in the sandbox). Otherwise
 the keeper execs the runtime's Python, and init sends it this file's text.
@@ -57,6 +58,9 @@ FLAG_OPTIONS = {"B": "dont_write_bytecode", "s": "no_user_site", "P": "safe_path
 # seed compiles it once for every sandbox. A template with pytest executes it before any command
 # (it only defines); a scored run's entry module takes it when its digest is the host's.
 _JUDGE = None
+# The modules a seed imported for its runtime's pytest (see preload_runtime): a template forked
+# from it has them already; they are not part of what a command that is not pytest may see.
+PRELOADED = frozenset()
 PR_SET_NAME, PR_SET_DUMPABLE = 15, 4
 
 
@@ -120,34 +124,8 @@ class Template:
                 importlib.import_module(name)
             except Exception:
                 pass
-        self.stdlib = frozenset(sys.modules)
-        try:
-            import pytest  # noqa: F401
-            from _pytest import config
-            names = ["_pytest." + n for n in tuple(config.essential_plugins) + tuple(config.default_plugins)]
-            for name in names + list(PYTEST_EXTRA):
-                try:
-                    importlib.import_module(name)
-                except Exception:
-                    pass
-            if _JUDGE is not None:
-                code, digest, name = _JUDGE
-                judge = type(sys)(name)
-                try:
-                    exec(code, vars(judge))
-                except Exception:  # (this runtime's pytest does not take it: its runs say why)
-                    pass
-                else:
-                    judge.DIGEST = digest
-                    sys.modules[name] = judge
-            # Third-party plugins (pytest11 entry points) are left to pytest: it imports them under
-            # its assertion-rewriting hook, which a module imported before cannot get. Their
-            # discovery gets faster: the listing of the runtime's (read-only) distributions is
-            # cached by directory and mtime, so the children find it done.
-            from importlib import metadata
-            list(metadata.distributions())
-        except Exception:
-            pass
+        self.stdlib = frozenset(sys.modules) - PRELOADED
+        preload_pytest(PYTEST_EXTRA, listing=not PRELOADED)  # (a seed that preloaded pytest listed them)
         names = set()
         for name, module in list(sys.modules.items()):
             if getattr(module, "__file__", None) or getattr(module, "__path__", None):
@@ -633,6 +611,57 @@ def preload_standard_library():
             importlib.import_module(name)
         except Exception:
             pass
+
+
+def preload_pytest(extra, listing=True):
+    """Import pytest, its default plugins and *extra*, and execute the trusted judge (definitions
+    only), where this runtime has pytest; what is imported already costs nothing. *listing*: list
+    the runtime's distributions too (see below)."""
+    import importlib
+    try:
+        import pytest  # noqa: F401
+        from _pytest import config
+        names = ["_pytest." + n for n in tuple(config.essential_plugins) + tuple(config.default_plugins)]
+        for name in names + list(extra):
+            try:
+                importlib.import_module(name)
+            except Exception:
+                pass
+        if _JUDGE is not None and getattr(sys.modules.get(_JUDGE[2]), "DIGEST", None) != _JUDGE[1]:
+            code, digest, name = _JUDGE
+            judge = type(sys)(name)
+            try:
+                exec(code, vars(judge))
+            except Exception:  # (this runtime's pytest does not take it: its runs say why)
+                pass
+            else:
+                judge.DIGEST = digest
+                sys.modules[name] = judge
+        # Third-party plugins (pytest11 entry points) are left to pytest: it imports them under
+        # its assertion-rewriting hook, which a module imported before cannot get. Their
+        # discovery gets faster: the listing of the runtime's (read-only) distributions is
+        # cached by directory and mtime, so the children find it done.
+        if listing:
+            from importlib import metadata
+            list(metadata.distributions())
+    except Exception:
+        pass
+
+
+def preload_runtime(spec):
+    """In a seed of one runtime (see _nszygote._Seed), once, before it forks any template: import
+    the runtime's pytest as a template would (``preload_pytest``) from *spec*'s ``paths`` (the
+    runtime's site-packages: where a cold start finds it, after the standard library) with its
+    bytecode cache as the prefix, writing nothing; no ``site``, no ``.pth`` file, no plugin. A
+    template then adopts its runtime (``site`` runs there, confined) with pytest loaded: its
+    imports cost every sandbox ~75 ms of CPU when each template made them."""
+    global PRELOADED
+    before = frozenset(sys.modules)
+    sys.dont_write_bytecode = True
+    sys.pycache_prefix = spec.get("prefix") or None
+    sys.path.extend(p for p in spec["paths"] if p not in sys.path)
+    preload_pytest(tuple(n for n in PYTEST_EXTRA if n != "readline"))  # (readline reads the terminal's settings)
+    PRELOADED = frozenset(sys.modules) - before
 
 
 def adopt(python, env):

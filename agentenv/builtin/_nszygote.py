@@ -258,6 +258,8 @@ WARM_RESERVE = 32 << 10
 ZYGOTE_ENV = {"LANG": "C.UTF-8", "PATH": "/usr/local/bin:/usr/bin:/bin"}
 WARM_SOURCE = globals().get("WARM_SOURCE")  # set by the backend's loader; None when imported
 PAD_VAR = "AGENTENV_WARM_PAD"  # (the template leaves it out of the environment it serves, see _nswarm)
+#: seeds that preload a runtime's pytest (each holds ~20 MB of its imports, shared by its templates)
+MAX_RUNTIME_SEEDS = 8
 SEED_PROGRAM = globals().get("SEED_PROGRAM")  # what a seed's interpreter reads (the zygote's only)
 WARM_LOADER = ("import sys;B=frozenset(sys.modules);import socket;s=socket.socket(fileno=3);"
                "g={'__name__':'agentenv_warm','__builtins__':__builtins__};"
@@ -302,6 +304,13 @@ class Init(Server):
         # a copy in the root tmpfs (read-only with it), not a bind: a bind shows its host source
         # (the backend's temp dir) in /proc/self/mountinfo
         copy_tree(cfg["etc"], "etc")
+        for name in cfg.get("etc_binds", ()):  # host files at their own path: no host folder shows in mountinfo
+            host, target = os.path.join("/etc", name), os.path.join("etc", name)
+            if os.path.isdir(host):
+                os.mkdir(target)
+            else:
+                open(target, "w").close()
+            bind_ro(host, target)
         # /tmp before the runtime's binds: a runtime cached under /tmp stays visible (read-only) in it
         os.mkdir("tmp")
         mount("tmpfs", "tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={cfg['tmp_mb']}m,mode=1777")
@@ -592,7 +601,8 @@ class Init(Server):
             channel.close()
             return
         self.template = {"sock": channel, "state": "starting", "python": self.cfg["warm"]["python"]}
-        how = (f"forked from the seed of {seed} (its standard library loaded once for every sandbox), which "
+        loaded = "its standard library" + (" and the runtime's pytest" if self.cfg["warm"].get("preload") else "")
+        how = (f"forked from the seed of {seed} ({loaded} loaded once for every sandbox), which "
                "entered the sandbox" if seed else "started")
         self.features["warm_start"] = (
             f"on: Python commands fork a warm interpreter ({self.cfg['warm']['python']}) {how} before any "
@@ -961,15 +971,22 @@ class Zygote:
                 except ProcessLookupError:
                     pass
 
-    def _seed(self, interpreter: str | None) -> socket.socket | None:
+    def _seed(self, interpreter: str | None, preload: dict | None = None) -> _Seed | None:
         """The channel to the seed of *interpreter*'s templates (started on first use; None:
-        templates of this configuration are exec'd, not forked)."""
+        templates of this configuration are exec'd, not forked). With *preload* (a runtime's
+        pytest, see _nswarm.preload_runtime), a seed of that runtime's own, up to
+        MAX_RUNTIME_SEEDS of them; past that, the interpreter's plain seed."""
         if not interpreter or SEED_PROGRAM is None:
             return None
-        seed = self.seeds.get(interpreter)
+        key = interpreter
+        if preload:
+            key = interpreter + "\0" + json.dumps(preload, sort_keys=True)
+            if key not in self.seeds and sum(1 for s in self.seeds.values() if s.preload) >= MAX_RUNTIME_SEEDS:
+                key, preload = interpreter, None
+        seed = self.seeds.get(key)
         if seed is None:
-            seed = self.seeds[interpreter] = _Seed(interpreter)
-        return seed.sock
+            seed = self.seeds[key] = _Seed(interpreter, preload)
+        return seed
 
     def _spawn(self, cfg: dict, background: bool = False) -> dict | None:
         """Fork a keeper and a set-up init for *cfg*. A *background* (pool) set-up runs at a lower
@@ -993,8 +1010,11 @@ class Zygote:
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         r, w = os.pipe()
         flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET
-        warm = _WarmKeeper(cfg, self._seed(cfg["warm"].get("seed"))) if (
-            cfg.get("warm") and WARM_SOURCE is not None and not cfg.get("userns")) else None
+        warm = None
+        if cfg.get("warm") and WARM_SOURCE is not None and not cfg.get("userns"):
+            seed = self._seed(cfg["warm"].get("seed"), cfg["warm"].get("preload"))
+            cfg["warm"] = {**cfg["warm"], "preload": seed and seed.preload}  # (what init reports)
+            warm = _WarmKeeper(cfg, seed and seed.sock)
         if warm is not None:  # the keeper is pid 1 of a pid namespace of its own, above the sandbox's
             host_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
             _check(_libc.unshare(CLONE_NEWPID), "unshare (the keeper's pid namespace)")
@@ -1216,9 +1236,14 @@ class _Seed:
     no interpreter start and no standard-library import per sandbox, and the pages stay shared.
     The seed forks as soon as a request arrives and never parses one: what a keeper sends (this
     sandbox's Python, environment, limits and namespaces) reaches the child only, so a template's
-    memory holds nothing of any other sandbox."""
+    memory holds nothing of any other sandbox.
 
-    def __init__(self, interpreter: str) -> None:
+    A runtime with pytest gets a seed of its own (*preload*, its first message): it also imports
+    the runtime's pytest and the judge from the runtime's read-only tree, once, before it forks
+    (``_nswarm.preload_runtime``); each template imported them in its sandbox before."""
+
+    def __init__(self, interpreter: str, preload: dict | None = None) -> None:
+        self.preload = preload
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         # the kernel adds each sender's pid (as the seed's namespace numbers it) to what it sends:
         # the keeper, pid 1 of its own, cannot name itself to the template that joins its group
@@ -1246,6 +1271,10 @@ class _Seed:
             pass  # it died: keepers' requests fail, and their sandboxes start commands cold
         finally:
             os.close(w)
+        try:  # its first message, before any keeper can send one: what it preloads
+            self.sock.send(json.dumps(preload or {}).encode())
+        except OSError:
+            pass
 
     @staticmethod
     def serve(sock: socket.socket) -> None:
@@ -1254,6 +1283,12 @@ class _Seed:
         warm = {"__name__": "agentenv_warm", "__builtins__": __builtins__}
         exec(compile(WARM_SOURCE, "agentenv-warm", "exec"), warm)
         warm["preload_standard_library"]()
+        try:
+            spec = json.loads(sock.recv(1 << 16) or b"{}")
+        except (OSError, ValueError):
+            spec = {}
+        if spec.get("paths"):
+            warm["preload_runtime"](spec)
         import gc
         gc.collect()
         gc.freeze()

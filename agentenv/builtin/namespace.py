@@ -55,7 +55,7 @@ _ZYGOTE = os.path.join(_HERE, "_nszygote.py")
 _WARM = os.path.join(_HERE, "_nswarm.py")
 #: where sandboxes get a warm interpreter: ``auto`` (the default: where it is cheap or pytest repays it), ``1``, ``0``
 WARM_ENV = "AGENTENV_NS_WARM"
-_ETC_FILES = ("ld.so.cache", "ld.so.conf", "nsswitch.conf", "localtime", "mime.types")
+_ETC_HOST = ("ld.so.cache", "ld.so.conf", "nsswitch.conf", "localtime", "mime.types", "alternatives")
 
 
 def zygote_program(seeds: bool = True) -> bytes:
@@ -330,6 +330,10 @@ class NamespaceBackend(SandboxBackend):
         self._stage = os.path.join(self._workdir, "stage")
         os.mkdir(self._stage)
         self._etc = self._make_etc()
+        # the host's files (and /etc/alternatives: /usr/bin/awk -> /etc/alternatives/awk -> mawk),
+        # bound read-only at the same path: copying them (115 KB and ~400 links here) was ~1.2 ms
+        # of every sandbox's set-up and its memory
+        self._etc_binds = [name for name in _ETC_HOST if os.path.exists(os.path.join("/etc", name))]
         self._cgroups = _Cgroups(probe=cgroups)
         self._zygote: _ZygoteClient | None = None
         self._pool_size = int(os.environ.get("AGENTENV_NS_POOL", "1")) if pool_size is None else pool_size
@@ -363,17 +367,6 @@ class NamespaceBackend(SandboxBackend):
     def _make_etc(self) -> str:
         etc = os.path.join(self._workdir, "etc")
         os.mkdir(etc)
-        for name in _ETC_FILES:
-            src = os.path.join("/etc", name)
-            if os.path.isfile(src):
-                shutil.copy(src, os.path.join(etc, name))
-        if os.path.isdir("/etc/alternatives"):  # /usr/bin/awk -> /etc/alternatives/awk -> mawk
-            # the programs' links only: manual pages (most of the links) are not in a sandbox
-            os.mkdir(os.path.join(etc, "alternatives"))
-            for entry in os.scandir("/etc/alternatives"):
-                target = os.readlink(entry.path) if entry.is_symlink() else None
-                if target is not None and "/man/" not in target:
-                    os.symlink(target, os.path.join(etc, "alternatives", entry.name))
         files = {
             "passwd": f"root:x:0:0:root:/root:/bin/sh\nsandbox:x:{SANDBOX_UID}:{SANDBOX_UID}:sandbox:/tmp:/bin/sh\n",
             "group": f"root:x:0:\nsandbox:x:{SANDBOX_UID}:\n",
@@ -401,6 +394,7 @@ class NamespaceBackend(SandboxBackend):
         tmpfs = tmpfs_sizes(limits, request.root)
         cfg = {
             "uid": SANDBOX_UID, "root": request.root, "stage": self._stage, "etc": self._etc,
+            "etc_binds": self._etc_binds,
             "toplinks": self._toplinks, "topdirs": self._topdirs,
             "mounts": [m for m in request.runtime.mounts if os.path.exists(m)],
             "hide": _host_package_trees(request.runtime.mounts),
@@ -457,7 +451,9 @@ class NamespaceBackend(SandboxBackend):
         if self._warm == "auto" and seed is None and not _has_pytest(request.runtime.mounts):
             return {"warm_off": f"the runtime has no pytest, and its template cannot be forked from a seed "
                                 f"({why}); NamespaceBackend(warm=True) or {WARM_ENV}=1 warms any Python runtime"}
-        return {"warm": {"python": python, "env": env, "seed": seed}}
+        preload = seed and _runtime_preload(request.runtime.mounts, env.get("PYTHONPATH", ""),
+                                            env.get("PYTHONPYCACHEPREFIX"))
+        return {"warm": {"python": python, "env": env, "seed": seed, "preload": preload}}
 
     def _release(self, sid: str) -> None:
         with self._lock:
@@ -672,6 +668,24 @@ def _has_pytest(mounts: tuple[str, ...]) -> bool:
     site-packages is hidden, see _host_package_trees)."""
     return any(os.path.exists(os.path.join(m, "pyvenv.cfg")) and
                glob.glob(os.path.join(m, "lib", "python3*", "site-packages", "pytest", "__init__.py")) for m in mounts)
+
+
+@functools.lru_cache(maxsize=256)
+def _runtime_preload(mounts: tuple[str, ...], pythonpath: str, prefix: str | None) -> dict | None:
+    """What a seed of this runtime imports once for all its templates (see _nswarm.preload_runtime):
+    its pytest, found where a cold start finds it, with the runtime's bytecode cache *prefix*. None
+    where a cold start could find another module first or run code before it (*pythonpath*, a
+    ``.pth`` file in site-packages). (A runtime does not change once built.)"""
+    if pythonpath:
+        return None
+    version = "python%d.%d" % sys.version_info[:2]  # (a seed's interpreter is of agentenv's version)
+    paths = [os.path.join(m, "lib", version, "site-packages") for m in mounts
+             if os.path.exists(os.path.join(m, "pyvenv.cfg"))]
+    paths = [p for p in paths if os.path.isdir(p)]
+    if not any(os.path.isfile(os.path.join(p, "pytest", "__init__.py")) for p in paths) or any(
+            glob.glob(os.path.join(p, "*.pth")) for p in paths):
+        return None
+    return {"paths": paths, "prefix": prefix}
 
 
 def _which(name: str, path: str) -> str | None:

@@ -40,6 +40,49 @@ _PROBE = ("import sys, json, sysconfig; print(json.dumps({'executable': sys.exec
           "'implementation': sys.implementation.name}))")
 _LIST = ("import json, importlib.metadata as m; print(json.dumps(sorted({(d.metadata['Name'] or '?').lower(): "
          "d.version for d in m.distributions()}.items())))")
+#: in the bytecode cache: says the pytest plugins' rewritten modules were written (see _rewrite_plugins)
+_REWRITTEN = "agentenv-pytest-plugins.json"
+#: run by the runtime's Python with ``-I -S -X pycache_prefix=<cache>``, its site-packages as
+#: arguments: writes, for every module pytest rewrites on import because its distribution declares
+#: a pytest11 entry point, the rewritten bytecode where pytest's import hook looks for it first.
+#: Only pytest's rewriter is imported (no site, no ``.pth``, no plugin): it parses and compiles.
+_REWRITE = r"""
+import importlib.metadata, json, os, sys
+from pathlib import Path
+paths = sys.argv[1:]
+sys.path[:0] = paths
+try:
+    from _pytest.assertion import rewrite
+    from _pytest.config import _iter_rewritable_modules
+except Exception as exc:
+    print(json.dumps({"written": 0, "why": "no pytest to rewrite with (%s)" % type(exc).__name__}))
+    raise SystemExit(0)
+class State:
+    def trace(self, *args):
+        pass
+written, failed = 0, []
+for dist in importlib.metadata.distributions(path=paths):
+    if not any(ep.group == "pytest11" for ep in dist.entry_points):
+        continue
+    files = [str(f) for f in dist.files or ()]
+    names = set(_iter_rewritable_modules(files))
+    for rel in files:
+        module = rel[:-3].replace("/", ".")
+        module = module[:-9] if module.endswith(".__init__") else module
+        if not rel.endswith(".py") or not any(module == n or module.startswith(n + ".") for n in names):
+            continue
+        source = Path(dist.locate_file(rel))
+        try:
+            cache = rewrite.get_cache_dir(source)
+            os.makedirs(cache, exist_ok=True)
+            key, code = rewrite._rewrite_test(source, None)
+            if not rewrite._write_pyc(State(), code, key, cache / (source.name[:-3] + rewrite.PYC_TAIL)):
+                raise OSError("not written")
+            written += 1
+        except Exception as exc:
+            failed.append("%s: %s" % (rel, type(exc).__name__))
+print(json.dumps({"written": written, "failed": failed[:20], "pytest_tag": rewrite.PYTEST_TAG}))
+"""
 _lock = threading.Lock()
 _prepared: dict[tuple, RuntimeEnv] = {}
 
@@ -180,36 +223,36 @@ class PythonRuntime(Runtime):
 
         Commands never read a ``__pycache__`` of the workspace (the agent could plant one), so
         without this every run compiled the standard library and pytest from source (~350 ms of
-        CPU a scored run). ``compileall`` only compiles: no code of the task's dependencies runs
-        on the host. None when it cannot be built (commands then compile as before)."""
+        CPU a scored run). ``compileall`` only compiles. The cache also holds the pytest plugins'
+        modules as pytest's assertion hook rewrites them (``_rewrite_plugins``), which every run
+        rewrote again. None when it cannot be built (commands then compile as before)."""
         target = os.path.join(env_dir, _BYTECODE)
-        if os.path.isdir(target):
+        if os.path.exists(os.path.join(target, _REWRITTEN)):
             return target
         version = ".".join(interp["version"].split(".")[:2])
         stdlib = os.path.join(interp["base_prefix"], "lib", f"python{version}")
-        packages = glob.glob(os.path.join(env_dir, "lib", "python*", "site-packages"))
+        packages = [p for p in glob.glob(os.path.join(env_dir, "lib", "python*", "site-packages")) if os.path.isdir(p)]
+        python = os.path.join(env_dir, "bin", "python")
         with open(env_dir + ".lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            if os.path.isdir(target):
-                return target
-            tmp = f"{target}.tmp-{os.getpid()}"
-            shutil.rmtree(tmp, ignore_errors=True)
-            try:
-                skip = _BYTECODE_SKIP.format(stdlib=re.escape(stdlib))
-                subprocess.run([os.path.join(env_dir, "bin", "python"), "-I", "-X", f"pycache_prefix={tmp}", "-m",
-                                "compileall", "-q", "-j0", "-x", skip,
-                                *[p for p in (stdlib, *packages) if os.path.isdir(p)]],
-                               capture_output=True, timeout=600)  # a file that does not compile is just skipped
-            except (OSError, subprocess.TimeoutExpired) as exc:
-                log.warning("no bytecode cache for %s (%s): commands compile from source", env_dir, exc)
+            if not os.path.isdir(target):
+                tmp = f"{target}.tmp-{os.getpid()}"
                 shutil.rmtree(tmp, ignore_errors=True)
-                return None
-            if not os.path.isdir(tmp):
-                return None
-            for root, dirs, _ in os.walk(tmp):
-                for d in dirs:
-                    os.chmod(os.path.join(root, d), 0o755)
-            os.rename(tmp, target)
+                try:
+                    skip = _BYTECODE_SKIP.format(stdlib=re.escape(stdlib))
+                    subprocess.run([python, "-I", "-X", f"pycache_prefix={tmp}", "-m", "compileall", "-q", "-j0",
+                                    "-x", skip, *[p for p in (stdlib, *packages) if os.path.isdir(p)]],
+                                   capture_output=True, timeout=600)  # a file that does not compile is just skipped
+                except (OSError, subprocess.TimeoutExpired) as exc:
+                    log.warning("no bytecode cache for %s (%s): commands compile from source", env_dir, exc)
+                    shutil.rmtree(tmp, ignore_errors=True)
+                    return None
+                if not os.path.isdir(tmp):
+                    return None
+                _open_directories(tmp)
+                os.rename(tmp, target)
+            if not os.path.exists(os.path.join(target, _REWRITTEN)):
+                _rewrite_plugins(python, target, packages)
             return target
 
     def _build(self, interp: dict, deps: list[str], env_dir: str) -> dict:
@@ -245,9 +288,7 @@ class PythonRuntime(Runtime):
             fingerprint = {"python": interp["version"], "executable": interp["executable"],
                            "implementation": interp["implementation"], "dependencies": deps,
                            "packages": packages, "hash": os.path.basename(env_dir)}
-            for root, dirs, files in os.walk(env_dir):
-                for d in dirs:
-                    os.chmod(os.path.join(root, d), 0o755)
+            _open_directories(env_dir)
             with open(stamp + ".tmp", "w") as f:
                 json.dump(fingerprint, f, indent=1, sort_keys=True)
             os.rename(stamp + ".tmp", stamp)
@@ -336,6 +377,36 @@ class _BuildProgress:
             if not self.waiting:
                 self.title = self.title.replace("building", "built" if kind is None else "failed to build", 1)
             self._draw(end="\n")
+
+
+def _rewrite_plugins(python: str, target: str, packages: list[str]) -> None:
+    """Add to the bytecode cache *target* the modules of the runtime's pytest plugins (those of
+    distributions with a pytest11 entry point) as pytest's assertion hook rewrites them, at the path
+    it reads first (``get_cache_dir`` under ``sys.pycache_prefix``). A scored run then loads them as
+    any pytest with a writable cache would, instead of parsing and rewriting them again (the 16
+    modules of pytest-json-report and pytest-metadata: ~5 ms of CPU a run; hypothesis's 101: ~300).
+    Written by the runtime's own pytest (the rewrite is version-specific), imported with ``-I -S``:
+    no site, no ``.pth`` file, no plugin runs; it parses and compiles, as ``compileall`` does. The
+    outcome is kept in ``_REWRITTEN``; whatever fails is left to pytest, which rewrites it per run."""
+    try:
+        out = subprocess.run([python, "-I", "-S", "-X", f"pycache_prefix={target}", "-c", _REWRITE, *packages],
+                             capture_output=True, text=True, timeout=300)
+        lines = out.stdout.strip().splitlines()
+        outcome = json.loads(lines[-1]) if out.returncode == 0 and lines else {
+            "written": 0, "why": f"exit status {out.returncode}: {out.stderr.strip()[-300:]}"}
+    except (OSError, subprocess.TimeoutExpired, ValueError) as exc:
+        outcome = {"written": 0, "why": f"{type(exc).__name__}: {exc}"}
+    _open_directories(target)
+    with open(os.path.join(target, _REWRITTEN + ".tmp"), "w") as f:
+        json.dump(outcome, f, indent=1, sort_keys=True)
+    os.rename(os.path.join(target, _REWRITTEN + ".tmp"), os.path.join(target, _REWRITTEN))
+
+
+def _open_directories(root: str) -> None:
+    """Every directory under *root* readable and searchable by the sandboxes' user."""
+    for parent, dirs, _ in os.walk(root):
+        for d in dirs:
+            os.chmod(os.path.join(parent, d), 0o755)
 
 
 def _relocate(tmp: str, final: str) -> None:
