@@ -86,6 +86,29 @@ def namespace(**kw):
 
 # --------------------------------------------------------------------------- warm interpreters
 
+def unconfined(runtime: RuntimeEnv, command: str, n: int) -> tuple[list[float], list[float]]:
+    """*command* run *n* times on the host, each a fresh process, with the runtime's environment (its
+    interpreter first on PATH, its bytecode cache) in a folder holding ONE_TEST's files, solved: wall
+    and CPU in ms. Nothing is written to the runtime's cache (PYTHONDONTWRITEBYTECODE)."""
+    with tempfile.TemporaryDirectory(prefix="agentenv-bench-") as work:
+        for rel, text in {**ONE_TEST["workspace"]["files"], "calc.py": SOLUTION}.items():
+            os.makedirs(os.path.dirname(os.path.join(work, rel)), exist_ok=True)
+            with open(os.path.join(work, rel), "w") as f:
+                f.write(text)
+        env = {**runtime.env, "HOME": work, "PYTHONDONTWRITEBYTECODE": "1"}
+        walls, cpus = [], []
+        for _ in range(n):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            done = subprocess.run(command.split(), cwd=work, env=env, capture_output=True, timeout=120)
+            walls.append((time.perf_counter() - start) * 1000)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus.append((after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000)
+            if done.returncode != 0:
+                raise SystemExit(f"bench: {command} failed unconfined: {done.stdout[-300:]!r} {done.stderr[-300:]!r}")
+    return walls, cpus
+
+
 def hundred_test_task(tmp: str) -> str:
     """ONE_TEST with 100 test functions: what a scored run costs per test (pytest's, and the judge's check after each)."""
     task = json.loads(json.dumps(ONE_TEST))
@@ -167,7 +190,18 @@ def bench_warm(quick: bool) -> None:
                 figures[f"{name}, {kind}"] = {**stats(walls), "cpu_p50": statistics.median(cpus)}
                 row(f"{name}, {kind} ({start_path[:4]}; CPU p50 {statistics.median(cpus):.1f} ms)",
                     figures[f"{name}, {kind}"])
+        say("  the same commands unconfined on the host (a fresh process each: the runtime's interpreter and bytecode "
+            "cache, no sandbox):")
+        for name, command in commands.items():
+            walls, cpus = unconfined(envs["warm"].runtime, command, n)
+            figures[f"{name}, unconfined"] = {**stats(walls), "cpu_p50": statistics.median(cpus)}
+            row(f"{name}, unconfined (CPU p50 {statistics.median(cpus):.1f} ms)", figures[f"{name}, unconfined"])
         RESULTS["warm"] = figures
+        say("  ratios (p50, unconfined / warm sandbox: above 1 is faster than running the code unconfined):")
+        for name in commands:
+            say(f"    {name:53} {figures[f'{name}, unconfined']['p50'] / figures[f'{name}, warm']['p50']:6.2f}x")
+        say(f"    {'scored episode (sandbox, judge, reward) vs a plain unconfined pytest run':53} "
+            f"{figures['pytest, one test, unconfined']['p50'] / figures['warm, paced 0.5 s']['p50']:6.2f}x")
         say("  ratios (p50, cold / warm):")
         for label in ("paced 0.5 s", "back to back"):
             say(f"    episode, {label:44} {figures[f'cold, {label}']['p50'] / figures[f'warm, {label}']['p50']:6.2f}x")
@@ -397,9 +431,42 @@ def bench_density(quick: bool) -> None:
             for box in boxes:
                 box.close()
             backend.close()
+    figures["warm, a runtime with pytest"] = warm_pytest_density()
     RESULTS["density"] = figures
     held = figures["idle, no warm interpreter"]["held"]
     say(f"  target: >= 1,000 idle sandboxes: {'met' if held >= 1000 else 'MISSED'} ({held})")
+
+
+def warm_pytest_density(count: int = 20) -> dict:
+    """Sandboxes of ONE_TEST's runtime (pytest, pytest-json-report) opened one after another, each
+    with its first Python command run (its warm template ready): memory each and time each."""
+    from agentenv._spec import EnvironmentConfig
+
+    config = ONE_TEST["environment_config"]
+    runtime = agentenv.registry().runtime_for(config["runtime"]).prepare(
+        EnvironmentConfig(config["runtime"], tuple(config["dependencies"])))
+    request = SandboxRequest(runtime, None, "/app", Limits(wall_time_s=30, memory_mb=256))
+    backend = namespace(pool_size=0)
+    boxes = []
+    try:
+        backend.open(request).close()  # the runtime's seed started
+        time.sleep(1.0)
+        before = mem_available_mb()
+        start = time.perf_counter()
+        for _ in range(count):
+            boxes.append(backend.open(request))
+            boxes[-1].exec("python -c pass")
+        elapsed = time.perf_counter() - start
+        time.sleep(1.5)
+        drop = (before - mem_available_mb()) / count
+    finally:
+        for box in boxes:
+            box.close()
+        backend.close()
+    say(f"  with a warm interpreter on a runtime with pytest ({count}, one after another, each with its first "
+        f"Python command): host MemAvailable drop {drop:.1f} MiB each; {1000 * elapsed / count:.0f} ms each "
+        "to open and run it")
+    return {"opened": count, "mem_available_drop_mb_each": drop, "open_and_first_command_ms": 1000 * elapsed / count}
 
 
 # --------------------------------------------------------------------------- HumanEval
