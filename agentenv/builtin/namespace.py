@@ -662,12 +662,17 @@ def _host_pythons() -> frozenset[str]:
     return frozenset(os.path.realpath(p) for p in found + [getattr(sys, "_base_executable", sys.executable)])
 
 
+def _venv_site_packages(mounts: tuple[str, ...], version: str = "python3*") -> list[str]:
+    """The site-packages a sandbox of these mounts sees: a venv's (an interpreter prefix's own is
+    hidden, see _host_package_trees)."""
+    return [p for m in mounts if os.path.exists(os.path.join(m, "pyvenv.cfg"))
+            for p in glob.glob(os.path.join(m, "lib", version, "site-packages")) if os.path.isdir(p)]
+
+
 @functools.lru_cache(maxsize=256)
 def _has_pytest(mounts: tuple[str, ...]) -> bool:
-    """Whether a sandbox of these mounts sees pytest: in a venv (an interpreter prefix's own
-    site-packages is hidden, see _host_package_trees)."""
-    return any(os.path.exists(os.path.join(m, "pyvenv.cfg")) and
-               glob.glob(os.path.join(m, "lib", "python3*", "site-packages", "pytest", "__init__.py")) for m in mounts)
+    """Whether a sandbox of these mounts sees pytest."""
+    return any(os.path.isfile(os.path.join(p, "pytest", "__init__.py")) for p in _venv_site_packages(mounts))
 
 
 @functools.lru_cache(maxsize=256)
@@ -678,10 +683,8 @@ def _runtime_preload(mounts: tuple[str, ...], pythonpath: str, prefix: str | Non
     ``.pth`` file in site-packages). (A runtime does not change once built.)"""
     if pythonpath:
         return None
-    version = "python%d.%d" % sys.version_info[:2]  # (a seed's interpreter is of agentenv's version)
-    paths = [os.path.join(m, "lib", version, "site-packages") for m in mounts
-             if os.path.exists(os.path.join(m, "pyvenv.cfg"))]
-    paths = [p for p in paths if os.path.isdir(p)]
+    # (a seed's interpreter is of agentenv's version)
+    paths = _venv_site_packages(mounts, "python%d.%d" % sys.version_info[:2])
     if not any(os.path.isfile(os.path.join(p, "pytest", "__init__.py")) for p in paths) or any(
             glob.glob(os.path.join(p, "*.pth")) for p in paths):
         return None
