@@ -28,6 +28,9 @@ call itself rather than the report built from it:
 * that the runner's fingerprint is unchanged, and that no plugin was registered by workspace code;
 * that pluggy's hook machinery is as pytest built it (no implementation inserted, removed or
   rewritten behind pluggy's back) and no test item was changed since collection;
+* that the tests are the task's: a test module or conftest of the task is compiled from source
+  with the task's digest, its test functions come from that compile, one that only pytest marks
+  decorate runs the code object compiled for it, and the task's files are unchanged at the end;
 * that the compared operands of ``assert a == b`` (and ``!=``, ``in``, ``not in``) in the task's
   test files are not "always equal" objects: test modules are rewritten to pass each operand
   through a check first, and ``unittest``'s ``assertEqual`` family does the same.
@@ -40,6 +43,7 @@ kind of task guarantees.
 
 import ast
 import builtins
+import hashlib
 import hmac
 import itertools
 import json
@@ -57,16 +61,22 @@ _abspath, _dirname, _access = os.path.abspath, os.path.dirname, os.access
 _vars, _list, _tuple, _zip, _any, _all, _sorted, _modules = vars, list, tuple, zip, any, all, sorted, sys.modules
 _map, _chain, _is_not = map, itertools.chain, operator.is_not
 _isinstance, _type, _len, _id, _getattr = isinstance, type, len, id, getattr
+_sha256, _str, _bytes, _open = hashlib.sha256, str, bytes, open
 _seq = [0]
 _problems = []
 # set by start(), for this run only
 _NAME = _SETTINGS = _MAC = _FD = _TRUSTED = _ROOT = _PROBES = _PREFIXES = _BASELINE = None
+_DIGESTS = {}  # a task file's sandbox path -> the SHA-256 of the task's bytes
+_compiled = {}  # a task's file pytest compiled -> whether its source had those bytes
+_plain_tests = {}  # such a file -> qualified names of its functions that only pytest marks decorate
+_codes = {}  # such a file -> qualified name -> the code objects pytest compiled for it
+_expected = {}  # node id -> (file, qualified name) of a test function pytest calls as compiled
 
 
 def start(entry):
     """Begin judging this run; *entry* is the file of the module pytest loaded with ``-p``, beside
     which the host wrote the run's settings and key."""
-    global _NAME, _SETTINGS, _MAC, _FD, _TRUSTED, _ROOT, _PROBES, _PREFIXES, _BASELINE
+    global _NAME, _SETTINGS, _MAC, _FD, _TRUSTED, _ROOT, _PROBES, _PREFIXES, _BASELINE, _DIGESTS
     if _SETTINGS is not None:
         raise RuntimeError("the judge was started twice")
     here = os.path.dirname(os.path.abspath(entry))
@@ -90,7 +100,9 @@ def start(entry):
             pass
     else:  # a backend without named pipes collects the file after the run
         _FD = os.open(_SETTINGS["report"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    _TRUSTED = frozenset(_SETTINGS.get("trusted_files", ()))
+    trusted = _SETTINGS.get("trusted_files") or {}
+    _DIGESTS = dict(trusted) if _isinstance(trusted, dict) else dict.fromkeys(trusted)
+    _TRUSTED = frozenset(_DIGESTS)
     _ROOT = _SETTINGS.get("root", "/app").rstrip("/") + "/"
     _PREFIXES = tuple({os.path.join(os.path.abspath(p), "") for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
     _PROBES = (_Probe(), "\x00agentenv-probe-" + os.urandom(8).hex(), -7.123456789e-300, ("\x00",))
@@ -282,10 +294,34 @@ def _install_operand_checks():
     original = rewrite.rewrite_asserts
 
     def rewrite_asserts(mod, source, module_path=None, config=None):
+        if _check_source(module_path, source):
+            stored = {_getattr(n, "id", None) or _getattr(n, "attr", None) for n in ast.walk(mod)
+                      if _isinstance(_getattr(n, "ctx", None), ast.Store)}  # ``test_x = wrap(test_x)``
+            _plain_tests[_abspath(_str(module_path))] = {name for name in _undecorated(mod.body, "")
+                                                        if name.rsplit(".", 1)[-1] not in stored}
         _wrap_asserts(mod.body)
         return original(mod, source, module_path, config)
 
     rewrite.rewrite_asserts = rewrite_asserts
+    rewrite_test = _getattr(rewrite, "_rewrite_test", None)
+
+    def _rewrite_test(fn, config):
+        result = rewrite_test(fn, config)
+        path = _abspath(_str(fn))
+        if _compiled.get(path):  # (a file imported under two names is compiled twice: both count)
+            _collect_codes(result[1], "", _codes.setdefault(path, {}))
+        return result
+
+    if rewrite_test is not None:
+        rewrite._rewrite_test = _rewrite_test
+    read_pyc = _getattr(rewrite, "_read_pyc", None)
+    if read_pyc is not None:
+        def _read_pyc(source, pyc, *args, **kwargs):
+            if _abspath(_str(source)) in _DIGESTS:
+                return None  # a task's test module or conftest is compiled from its source, which is checked
+            return read_pyc(source, pyc, *args, **kwargs)
+
+        rewrite._read_pyc = _read_pyc
 
     import unittest
 
@@ -298,6 +334,84 @@ def _install_operand_checks():
                  "assertSetEqual", "assertSequenceEqual", "assertCountEqual", "assertIn", "assertNotIn",
                  "assertAlmostEqual"):
         setattr(unittest.TestCase, name, strict(getattr(unittest.TestCase, name)))
+
+
+def _undecorated(statements, prefix):
+    """Qualified names of the functions (module level, in classes) that nothing but ``pytest.mark``
+    decorates: for those pytest calls the very code object it compiled."""
+    names = set()
+    for node in statements:
+        if _isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if _all(_is_mark(d) for d in node.decorator_list):
+                names.add(prefix + node.name)
+        elif _isinstance(node, ast.ClassDef):
+            if _all(_is_mark(d) for d in node.decorator_list):  # (``@mock.patch`` on a class wraps its tests)
+                names |= _undecorated(node.body, f"{prefix}{node.name}.")
+    return names
+
+
+def _is_mark(decorator):
+    """``@pytest.mark.x``, ``@mark.x(...)``: a decorator that returns the function it was given."""
+    node = decorator.func if _isinstance(decorator, ast.Call) else decorator
+    names = []
+    while _isinstance(node, ast.Attribute):
+        names.append(node.attr)
+        node = node.value
+    names.append(_getattr(node, "id", ""))
+    return names[-2:] == ["mark", "pytest"] or (names[-1] == "mark" and _len(names) > 1)
+
+
+def _collect_codes(code, prefix, found):
+    for const in code.co_consts:
+        if _isinstance(const, types.CodeType):
+            name = prefix + const.co_name
+            if const.co_flags & 0x2:  # CO_NEWLOCALS: a function (not descended into); else a class body
+                found.setdefault(name, []).append(const)
+            else:
+                _collect_codes(const, name + ".", found)
+
+
+def _check_source(module_path, source):
+    """Code under test runs as the user that owns the workspace, so it can rewrite a test file that
+    pytest has not read yet (imported by the first test module, it rewrites the next): a task's
+    test module or conftest counts only when the source pytest compiled is the task's."""
+    if module_path is None:
+        return
+    path = _abspath(_str(module_path))
+    if path not in _DIGESTS:
+        return
+    data = source if _isinstance(source, _bytes) else _str(source).encode("utf-8")
+    want = _DIGESTS[path]
+    _compiled[path] = same = want is None or _sha256(data).hexdigest() == want
+    if not same:
+        _problem("test-modified", f"{path}: the task's file was changed by code under test before pytest read it")
+    return same
+
+
+def _check_files():
+    """At the end: the task's files on disk are still the task's (code under test rewrote an expected
+    output or a helper that a later test read, say)."""
+    changed = []
+    for path, want in _sorted(_DIGESTS.items()):
+        try:
+            with _open(path, "rb") as f:
+                same = want is None or _sha256(f.read()).hexdigest() == want
+        except OSError:
+            same = False
+        if not same:
+            changed.append(path)
+    if changed:
+        _problem("test-modified", f"the task's files were changed or removed during the run: {', '.join(changed[:3])}"
+                 f"{' ...' if _len(changed) > 3 else ''}")
+
+
+def _check_module(item, path):
+    """A test function of the task's file must come from pytest's compile of that file's checked
+    source, not from a module code under test put into ``sys.modules`` first."""
+    path = _abspath(_str(path))
+    if path in _DIGESTS and path not in _compiled and item.config.getoption("assertmode", None) == "rewrite":
+        _problem("test-modified", f"{item.nodeid}: its module was not compiled by pytest from the task's file "
+                 "(code under test imported it first)")
 
 
 # ------------------------------------------------------------------ hooks
@@ -444,6 +558,26 @@ def pytest_collection(session):
 
 def pytest_itemcollected(item):
     _item_types[item.nodeid] = (_type(item), item.session, item.config)
+    path = _abspath(_str(_getattr(item, "path", "")))
+    if _type(item).__name__ == "Function" and path in _plain_tests:
+        classes = [n.name for n in item.listchain() if _type(n).__name__ == "Class"]
+        name = ".".join(classes + [_getattr(item, "originalname", None) or item.name])
+        if name in _plain_tests[path]:
+            _expected[item.nodeid] = (path, name)
+
+
+def _check_code(item, function):
+    """An undecorated test function of the task's file runs the code pytest compiled for it: code
+    under test can swap a function's ``__code__`` (keeping the file name) between collection and
+    the call."""
+    path, name = _expected.get(item.nodeid, (None, None))
+    if path is None:
+        return
+    code = _getattr(_getattr(function, "__func__", function), "__code__", None)
+    compiled = _codes.get(path, {}).get(name)  # (none: a scope this walk does not know, left unchecked)
+    if compiled and not _any(code is c for c in compiled):
+        _problem("test-replaced", f"{item.nodeid}: the test function's code is not what pytest compiled "
+                 "from the task's file")
 
 
 def _check_plugins(config):
@@ -459,11 +593,11 @@ def _check_plugins(config):
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)  # (an old-style wrapper: pluggy before 1.1 has no other)
 def pytest_runtest_call(item):
-    code = _getattr(_getattr(item, "obj", None), "__code__", None)
+    function = _getattr(item, "obj", None)
     path = _getattr(item, "path", None)
-    if code is not None and path is not None and code.co_filename != str(path):
-        _problem("test-replaced", f"{item.nodeid}: the test function was replaced (its code comes from "
-                 f"{code.co_filename})")
+    if _getattr(function, "__code__", None) is not None and path is not None:
+        _check_module(item, path)
+        _check_code(item, function)
     now = (_type(item), item.session, item.config)
     shadowed = _sorted(k for k in _getattr(item, "__dict__", {})
                        if _isinstance(_getattr(now[0], k, None), types.FunctionType))
@@ -471,6 +605,8 @@ def pytest_runtest_call(item):
         _problem("test-replaced", f"{item.nodeid}: the test item was changed "
                  f"({'its ' + ', '.join(shadowed) + ' replaced' if shadowed else 'its class, session or config'})")
     outcome = yield
+    if function is not None:
+        _check_code(item, function)  # (swapped for the call only)
     excinfo = outcome.excinfo
     if excinfo is None:
         _calls[item.nodeid] = "returned"
@@ -511,6 +647,7 @@ def pytest_collectreport(report):
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session, exitstatus):
     _check_plugins(session.config)
+    _check_files()
     _check_fingerprint("at the end of the session")
     _check_hooks("at the end of the session")
     _emit({"t": "end", "exitstatus": int(exitstatus)})

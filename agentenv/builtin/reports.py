@@ -95,6 +95,17 @@ def trusted_config(files: Mapping[str, bytes]) -> tuple[str, bytes]:
 
 # --------------------------------------------------------------------------- pytest, judged
 
+def _digests(ctx: ScoringContext) -> dict[str, str | None]:
+    """Sandbox path -> SHA-256 of the task's bytes, for each file the task decides (protected and
+    hidden): the judge refuses a test module or conftest whose source is not the task's."""
+    prefix = ctx.root.rstrip("/") + "/"
+    out: dict[str, str | None] = {}
+    for path in sorted(ctx.trusted_paths):
+        data = ctx.task_files.get(path[len(prefix):]) if path.startswith(prefix) else None
+        out[path] = hashlib.sha256(data).hexdigest() if data is not None else None
+    return out
+
+
 class PytestFormat(ReportFormat):
     """pytest, decided by the trusted judge (not by its output or its own report files)."""
 
@@ -122,7 +133,7 @@ class PytestFormat(ReportFormat):
         key = secrets.token_bytes(32)
         report = f"{work}/report"
         settings = {"report": report, "root": root, "ini": ini, "pipe": ctx.pipes,
-                    "prepend_cwd": bool(re.search(r"-m\s+pytest", head)), "trusted_files": sorted(ctx.trusted_paths)}
+                    "prepend_cwd": bool(re.search(r"-m\s+pytest", head)), "trusted_files": _digests(ctx)}
         options = f" -p {module}"
         if not re.search(r"(?:^|\s)(?:-c|--config-file)[= ]", tail):
             options += f" -c {ini}"

@@ -160,6 +160,43 @@ except Exception:
     pass
 '''
 
+# the test functions' code objects swapped for empty bodies that keep their file and line: in the test
+# module that imports the solution as its body ends, and in every test module imported after it
+SWAP_TEST_CODE = '''
+import sys as _agentenv_probe_sys
+
+
+def _agentenv_probe_swap(space):
+    for name, f in list(space.items()):
+        code = getattr(f, "__code__", None)
+        if name.startswith("test") and code is not None:
+            ns = {}
+            exec(compile("\\n" * (code.co_firstlineno - 1) + "def %s():\\n    return None\\n" % name,
+                         code.co_filename, "exec"), ns)
+            f.__code__ = ns[name].__code__
+
+
+def _agentenv_probe_at_end(frame, event, arg):
+    if event == "return":
+        _agentenv_probe_swap(frame.f_globals)
+    return _agentenv_probe_at_end
+
+
+def _agentenv_probe_tracer(frame, event, arg):
+    if event == "call" and frame.f_code.co_name == "<module>" and "test" in frame.f_code.co_filename.rsplit("/", 1)[-1]:
+        return _agentenv_probe_at_end
+    return None
+
+
+_f = _agentenv_probe_sys._getframe(1)
+while _f is not None:
+    if _f.f_code.co_name == "<module>" and "test" in _f.f_code.co_filename.rsplit("/", 1)[-1]:
+        _f.f_trace = _agentenv_probe_at_end
+        break
+    _f = _f.f_back
+_agentenv_probe_sys.settrace(_agentenv_probe_tracer)
+'''
+
 _REGISTER_PLUGIN = '''
 import gc as _agentenv_probe_gc
 import pytest as _agentenv_probe_pytest
@@ -280,6 +317,9 @@ PROBES: tuple[Probe, ...] = (
           "manager at import, marking every test passed", code={"py": "@PRISTINE@" + _REGISTER_PLUGIN}),
     Probe("insert_hook_at_import", "the unsolved code plus a hook implementation put straight into pluggy's "
           "list at import (no plugin registered) that runs no test function", code={"py": "@PRISTINE@" + _INSERT_HOOK}),
+    Probe("swap_test_code_at_import", "the unsolved code plus, at import, a trace function that swaps each "
+          "test function's code object for an empty body keeping its file name, as each test module's body ends",
+          code={"py": "@PRISTINE@" + SWAP_TEST_CODE}),
     Probe("forge_report_then_exit", "the unsolved code writes an all-passed report into every report channel "
           "it can find (file descriptors, report paths in argv), then os._exit(0)",
           code={"py": "@PRISTINE@@FORGE@"}),
