@@ -272,6 +272,9 @@ class TestReport:
     status: Literal["ok", "missing", "incomplete", "tampered"] = "ok"
     integrity: tuple[Mapping[str, str], ...] = ()
     score: float | None = None
+    #: the tests whose "passed" is an expected failure (xfail); the scorer counts one only where a
+    #: trusted collection finds the task's xfail marker on it (``collect_command(..., marker="xfail")``)
+    xfailed: frozenset[str] = frozenset()
 
     @property
     def trusted(self) -> bool:
@@ -344,8 +347,9 @@ class ReportFormat(abc.ABC):
         """Read *report* (the bytes at ``scored.report_path``, ``None`` if there were none). Never
         raise for a bad report: it is a :class:`TestReport` with a status other than ``"ok"``."""
 
-    def collect_command(self, command: str) -> str | None:
-        """A command that lists, one per line, the tests *command* must report (None: no such list)."""
+    def collect_command(self, command: str, marker: str | None = None) -> str | None:
+        """A command that lists, one per line, the tests *command* must report (None: no such list);
+        with *marker*, only those of them that carry it."""
         return None
 
     def collected_tests(self, result: ExecResult) -> frozenset[str]:

@@ -268,24 +268,41 @@ class Evaluation:
         also name every test of the task (hidden ones included), which it cannot learn from its own
         workspace. Parameter ids are ignored, since they may depend on the solution."""
         expected = self._expected_tests(fmt, command)
-        if not expected:
-            return report
-        present = {_base_test_id(n) for n in report.outcomes}
-        missing = expected - present
-        if not missing:
-            return report
-        return dataclasses.replace(report, status="incomplete", error={
-            "type": "IncompleteReport",
-            "message": f"the test report lacks {len(missing)} of the task's {len(expected)} tests, "
-                       f"e.g. {sorted(missing)[0]}"})
+        if expected:
+            missing = expected - {_base_test_id(n) for n in report.outcomes}
+            if missing:
+                return dataclasses.replace(report, status="incomplete", error={
+                    "type": "IncompleteReport",
+                    "message": f"the test report lacks {len(missing)} of the task's {len(expected)} tests, "
+                               f"e.g. {sorted(missing)[0]}"})
+        return self._check_xfails(fmt, command, report)
 
-    def _expected_tests(self, fmt: ReportFormat, command: str) -> frozenset[str]:
-        key = (self._cache_key, tuple(sorted(self.hidden)), fmt.name, command)
+    def _check_xfails(self, fmt: ReportFormat, command: str, report: TestReport) -> TestReport:
+        """An expected failure counts as passed only where the task marked the test xfail: code under
+        test that calls ``pytest.xfail()``, or marks the tests itself (a ``pytestmark`` put into a test
+        module, ``add_marker``), would otherwise turn every failure into a pass."""
+        if not report.xfailed:
+            return report
+        marked = self._expected_tests(fmt, command, marker="xfail")
+        unmarked = sorted(n for n in report.xfailed if _base_test_id(n) not in marked)
+        if not unmarked:
+            return report
+        why = ("that the task does not mark" if self._expected_tests(fmt, command) else
+               "whose mark could not be checked (the task's tests do not collect in its pristine workspace)")
+        return dataclasses.replace(
+            report, outcomes={**report.outcomes, **dict.fromkeys(unmarked, "failed")},
+            xfailed=report.xfailed - set(unmarked), error={
+                "type": "UnmarkedXfail", "test": unmarked[0],
+                "message": f"{len(unmarked)} test(s) reported an expected failure (xfail) {why}, "
+                           f"e.g. {unmarked[0]}: counted as failed"})
+
+    def _expected_tests(self, fmt: ReportFormat, command: str, marker: str | None = None) -> frozenset[str]:
+        key = (self._cache_key, tuple(sorted(self.hidden)), fmt.name, command, marker)
         with _COLLECTED_LOCK:
             if key in _COLLECTED:
                 return _COLLECTED[key]
         ids: frozenset[str] = frozenset()
-        collect = fmt.collect_command(command)
+        collect = fmt.collect_command(command, marker) if marker else fmt.collect_command(command)
         if collect:
             with self.open_sandbox() as judge:
                 for rel, data in self.hidden.items():

@@ -12,7 +12,7 @@ import pytest
 
 import agentenv  # noqa: F401  (registers the bundled tasks)
 from agentenv import load_task
-from agentenv.builtin.audit.probes import ALWAYS_EQUAL as ALWAYS_EQUAL_PROBE, EVIL_PLUGIN, PATCH_REPORTS, SWAP_TEST_CODE
+from agentenv.builtin.audit.probes import ALWAYS_EQUAL as ALWAYS_EQUAL_PROBE, EVIL_PLUGIN, PATCH_REPORTS, SWAP_TEST_CODE, XFAIL_MARK
 from _paths import example
 
 # (hacks 1-3): a plugin that marks every test passed, and a patch of pytest's report machinery
@@ -382,6 +382,39 @@ def test_a_task_file_rewritten_during_the_run_is_named(tmp_path):
         env.reset()
         obs, reward, *_, info = env.step("def render(x):\n    return f'<{x}>'\n")
         assert reward == 1.0 and info["integrity"] == {"ok": True, "findings": []}, obs["output"][-1500:]
+    finally:
+        env.close()
+
+
+_FIRST_CALL_MARKS = ("import gc, pytest\n_done = []\ndef fizzbuzz(n):\n    if not _done:\n        _done.append(1)\n"
+                     "        for o in gc.get_objects():\n            if type(o).__name__ == 'Function':\n"
+                     "                o.add_marker(pytest.mark.xfail(reason='later'))\n    return None\n")
+XFAIL_HACKS = {  # each turned every failing test into an expected failure, counted as passed
+    "pytest.xfail() called by the solution": "import pytest\ndef fizzbuzz(n):\n    pytest.xfail('later')\n",
+    "a pytestmark put into the importing test module": XFAIL_MARK + "def fizzbuzz(n):\n    return None\n",
+    "xfail markers added to the items at the first call": _FIRST_CALL_MARKS,
+}
+
+
+@pytest.mark.parametrize("name", sorted(XFAIL_HACKS))
+def test_an_xfail_the_task_did_not_mark_counts_as_failed(name):
+    obs, reward, info = fizzbuzz_step(XFAIL_HACKS[name])
+    assert reward == 0.0 and info["metrics"]["tests_passed"] <= 1, (info["metrics"], obs["output"][-1500:])
+    assert info["metrics"]["error"]["type"] == "UnmarkedXfail", info["metrics"]["error"]
+
+
+def test_xfails_the_task_marks_count_as_passed(tmp_path):
+    env = _single_shot_task(tmp_path, {"calc.py": "def add(a, b):\n    return a - b\n", "tests/test_calc.py": (
+        "import pytest\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n\n\n"
+        "@pytest.mark.xfail(reason='floats are not exact')\ndef test_float():\n    assert add(0.1, 0.2) == 0.3\n\n\n"
+        "@pytest.mark.parametrize('n', [1, pytest.param(2, marks=pytest.mark.xfail(reason='two'))])\n"
+        "def test_param(n):\n    assert add(n, n) == 2 if n == 2 else add(n, n) == 2 * n\n\n\n"
+        "class TestKnown:\n    pytestmark = pytest.mark.xfail(reason='known')\n\n"
+        "    def test_str(self):\n        assert add('a', 1) == 'a1'\n")})
+    try:
+        env.reset()
+        obs, reward, *_, info = env.step("def add(a, b):\n    return a + b\n")
+        assert reward == 1.0 and info["metrics"]["tests_passed"] == 5, (info["metrics"], obs["output"][-1500:])
     finally:
         env.close()
 

@@ -165,10 +165,11 @@ class PytestFormat(ReportFormat):
                     "incomplete")
             return TestReport(self.name, outcomes, parse_error(result.stderr + "\n" + result.stdout) or {
                 "type": "NoReport", "message": "the test run produced no report"}, "missing")
-        return TestReport(self.name, outcomes, error)
+        return TestReport(self.name, outcomes, error, xfailed=parsed["xfailed"])
 
-    def collect_command(self, command: str) -> str | None:
-        """The pytest command that only lists the tests *command* would run."""
+    def collect_command(self, command: str, marker: str | None = None) -> str | None:
+        """The pytest command that only lists the tests *command* would run (with *marker*: those
+        of them that carry it; a last ``-m`` overrides the command's own)."""
         m = _PYTEST.search(command)
         if not m:
             return None
@@ -181,7 +182,8 @@ class PytestFormat(ReportFormat):
             elif token in ("--quiet", "--verbose"):
                 level += 1 if token == "--verbose" else -1
         adjust = " -q" * max(0, level + 1) + " -v" * max(0, -1 - level)
-        return command[:m.end(1)] + " --collect-only" + adjust + command[m.end(1):]
+        return command[:m.end(1)] + " --collect-only" + adjust + command[m.end(1):] + (
+            f" -m {shlex.quote(marker)}" if marker else "")
 
     def collected_tests(self, result: ExecResult) -> frozenset[str]:
         lines = [line.strip() for line in result.stdout.splitlines() if "::" in line and " " not in line.strip()]
@@ -223,6 +225,7 @@ def parse_judge_report(data: bytes | None, key: bytes, exit_code: int) -> dict[s
     records, channel = verify_judge_report(data or b"", key)
     integrity = [{"kind": "report-forged", "message": p} for p in channel]
     outcomes: dict[str, str] = {}
+    xfailed: set[str] = set()
     error = None
     end = None
     for rec in records:
@@ -237,6 +240,8 @@ def parse_judge_report(data: bytes | None, key: bytes, exit_code: int) -> dict[s
                 node, outcome = f"{node}::<collection>", "error"
             else:
                 outcome = _phase_outcome(rec, outcomes.get(node))
+                if rec.get("when") == "call" and rec.get("xfail") and outcome == "passed":
+                    xfailed.add(node)
             outcomes[node] = outcome
             if error is None and outcome in ("failed", "error") and rec.get("longrepr"):
                 error = parse_error(str(rec["longrepr"]))
@@ -246,7 +251,7 @@ def parse_judge_report(data: bytes | None, key: bytes, exit_code: int) -> dict[s
         integrity.append({"kind": "exit-status", "message": f"the judge saw exit status {end.get('exitstatus')}, "
                                                             f"the process exited {exit_code}"})
     return {"outcomes": outcomes, "error": error, "complete": end is not None and not channel,
-            "integrity": integrity, "started": bool(records)}
+            "integrity": integrity, "started": bool(records), "xfailed": frozenset(xfailed)}
 
 
 def _phase_outcome(rec: Mapping[str, Any], before: str | None) -> str:

@@ -197,6 +197,20 @@ while _f is not None:
 _agentenv_probe_sys.settrace(_agentenv_probe_tracer)
 '''
 
+# every test of the module importing the solution marked xfail, so that each failure counts as expected
+XFAIL_MARK = '''
+import sys as _agentenv_probe_sys
+
+import pytest as _agentenv_probe_pytest
+
+_f = _agentenv_probe_sys._getframe(1)
+while _f is not None:
+    if _f.f_code.co_name == "<module>" and "test" in _f.f_code.co_filename.rsplit("/", 1)[-1]:
+        _f.f_globals["pytestmark"] = _agentenv_probe_pytest.mark.xfail(reason="probe")
+        break
+    _f = _f.f_back
+'''
+
 _REGISTER_PLUGIN = '''
 import gc as _agentenv_probe_gc
 import pytest as _agentenv_probe_pytest
@@ -320,6 +334,8 @@ PROBES: tuple[Probe, ...] = (
     Probe("swap_test_code_at_import", "the unsolved code plus, at import, a trace function that swaps each "
           "test function's code object for an empty body keeping its file name, as each test module's body ends",
           code={"py": "@PRISTINE@" + SWAP_TEST_CODE}),
+    Probe("xfail_mark_at_import", "the unsolved code plus, at import, an xfail mark put into the importing "
+          "test module (every failure an expected one)", code={"py": "@PRISTINE@" + XFAIL_MARK}),
     Probe("forge_report_then_exit", "the unsolved code writes an all-passed report into every report channel "
           "it can find (file descriptors, report paths in argv), then os._exit(0)",
           code={"py": "@PRISTINE@@FORGE@"}),
