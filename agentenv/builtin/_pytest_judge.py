@@ -65,7 +65,7 @@ _sha256, _str, _bytes, _open = hashlib.sha256, str, bytes, open
 _seq = [0]
 _problems = []
 # set by start(), for this run only
-_NAME = _SETTINGS = _MAC = _FD = _TRUSTED = _ROOT = _PROBES = _PREFIXES = _BASELINE = None
+_NAME = _SETTINGS = _MAC = _FD = _TRUSTED = _ROOT = _PROBES = _PREFIXES = _BASELINE = _HELPERS = None
 _DIGESTS = {}  # a task file's sandbox path -> the SHA-256 of the task's bytes
 _compiled = {}  # a task's file pytest compiled -> whether its source had those bytes
 _plain_tests = {}  # such a file -> qualified names of its functions that only pytest marks decorate
@@ -76,7 +76,7 @@ _expected = {}  # node id -> (file, qualified name) of a test function pytest ca
 def start(entry):
     """Begin judging this run; *entry* is the file of the module pytest loaded with ``-p``, beside
     which the host wrote the run's settings and key."""
-    global _NAME, _SETTINGS, _MAC, _FD, _TRUSTED, _ROOT, _PROBES, _PREFIXES, _BASELINE, _DIGESTS
+    global _NAME, _SETTINGS, _MAC, _FD, _TRUSTED, _ROOT, _PROBES, _PREFIXES, _BASELINE, _HELPERS, _DIGESTS
     if _SETTINGS is not None:
         raise RuntimeError("the judge was started twice")
     here = os.path.dirname(os.path.abspath(entry))
@@ -109,6 +109,7 @@ def start(entry):
     builtins.__agentenv_plain__ = _plain
     _install_operand_checks()
     _BASELINE = _fingerprint()
+    _HELPERS = _fingerprint_helpers()
     _emit({"t": "start", "pid": os.getpid()})
 
 
@@ -144,13 +145,7 @@ def _fingerprint():
         if not (modname == "pytest" or modname.startswith(("_pytest", "pluggy"))):
             continue
         modules.append((modname, module))
-        space = vars(module)
-        for attr, value in list(space.items()):
-            _note(entries, f"{modname}.{attr}", space, attr)
-            if _isinstance(value, type) and _getattr(value, "__module__", "") == modname:
-                members = vars(value)
-                for name in list(members):
-                    _note(entries, f"{modname}.{attr}.{name}", members, name)
+        _note_module(entries, modname, module)
     space = vars(builtins)
     for name in _BUILTINS:
         _note(entries, f"builtins.{name}", space, name)
@@ -158,6 +153,35 @@ def _fingerprint():
         for name in ("__eq__", "__ne__", "__init__", "__new__", "__bool__"):
             _note(entries, f"{cls.__name__}.{name}", vars(cls), name)
     return [e for e in entries if e[0] not in _PATCHED_BY_PYTEST], modules
+
+
+def _note_module(entries, modname, module):
+    space = vars(module)
+    for attr, value in list(space.items()):
+        _note(entries, f"{modname}.{attr}", space, attr)
+        if _isinstance(value, type) and _getattr(value, "__module__", "") == modname:
+            members = vars(value)
+            for name in list(members):
+                _note(entries, f"{modname}.{attr}.{name}", members, name)
+
+
+# what a test may call to decide, beyond the runner: every other builtin (``range``, ``zip``, ``sorted``:
+# replaced for calls from the tests, a loop of asserts ran zero times) and the modules below
+_HELPER_MODULES = ("math", "cmath", "operator", "unittest.case")
+
+
+def _fingerprint_helpers():
+    """Checked at the end, once every fixture is torn down (a test, or a module's fixture, may patch
+    ``builtins.input`` or ``math.sqrt`` for itself)."""
+    entries, space = [], vars(builtins)
+    for name in _sorted(space):
+        if name not in _BUILTINS:
+            _note(entries, f"builtins.{name}", space, name)
+    for modname in _HELPER_MODULES:
+        module = _modules.get(modname)
+        if _isinstance(module, types.ModuleType):
+            _note_module(entries, modname, module)
+    return entries, []
 
 
 def _note(entries, label, space, key):
@@ -184,8 +208,8 @@ _PATCHED_BY_PYTEST = frozenset({"_pytest.config.Config._getini_unknown_type"})
 _GONE = object()
 
 
-def _check_fingerprint(where):
-    entries, modules = _BASELINE
+def _check_fingerprint(where, baseline=None):
+    entries, modules = baseline or _BASELINE
     changed = [label for label, space, key, value, function, code in entries
                if space.get(key, _GONE) is not value or function is not None and function.__code__ is not code]
     changed += [f"sys.modules[{name!r}]" for name, module in modules if _modules.get(name, module) is not module]
@@ -649,5 +673,6 @@ def pytest_sessionfinish(session, exitstatus):
     _check_plugins(session.config)
     _check_files()
     _check_fingerprint("at the end of the session")
+    _check_fingerprint("at the end of the session", _HELPERS)
     _check_hooks("at the end of the session")
     _emit({"t": "end", "exitstatus": int(exitstatus)})
