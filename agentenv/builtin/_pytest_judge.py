@@ -45,6 +45,7 @@ import ast
 import builtins
 import hashlib
 import hmac
+import importlib.machinery
 import itertools
 import json
 import operator
@@ -62,6 +63,7 @@ _vars, _list, _tuple, _zip, _any, _all, _sorted, _modules = vars, list, tuple, z
 _map, _chain, _is_not = map, itertools.chain, operator.is_not
 _isinstance, _type, _len, _id, _getattr = isinstance, type, len, id, getattr
 _sha256, _str, _bytes, _open = hashlib.sha256, str, bytes, open
+_find_spec = importlib.machinery.PathFinder.find_spec
 _seq = [0]
 _problems = []
 # set by start(), for this run only
@@ -429,6 +431,30 @@ def _check_files():
                  f"{' ...' if _len(changed) > 3 else ''}")
 
 
+def _check_shadows():
+    """At the end: no module the agent added to the workspace was imported in place of one from
+    outside it (a ``statistics.py`` whose ``mean`` returns what the solution does, a ``numpy``
+    whose ``testing.assert_allclose`` passes)."""
+    task_modules = frozenset(_SETTINGS.get("task_modules") or ())
+    outside = [p for p in sys.path if _isinstance(p, _str) and p and not (_abspath(p) + "/").startswith(_ROOT)]
+    done = set()
+    for name, module in _list(_modules.items()):
+        path, top = _getattr(module, "__file__", None), name.partition(".")[0]
+        if not path or top in done or not _isinstance(path, _str):
+            continue
+        path = _abspath(path)
+        if not path.startswith(_ROOT) or path in task_modules:
+            continue
+        done.add(top)
+        try:
+            spec = _find_spec(top, outside)
+        except Exception:
+            spec = None
+        if spec is not None:
+            _problem("module-shadowed", f"{path[_len(_ROOT):]} was imported as {name!r} in place of "
+                     f"{_getattr(spec, 'origin', None) or top}")
+
+
 def _check_module(item, path):
     """A test function of the task's file must come from pytest's compile of that file's checked
     source, not from a module code under test put into ``sys.modules`` first."""
@@ -672,6 +698,7 @@ def pytest_collectreport(report):
 def pytest_sessionfinish(session, exitstatus):
     _check_plugins(session.config)
     _check_files()
+    _check_shadows()
     _check_fingerprint("at the end of the session")
     _check_fingerprint("at the end of the session", _HELPERS)
     _check_hooks("at the end of the session")

@@ -133,7 +133,8 @@ class PytestFormat(ReportFormat):
         key = secrets.token_bytes(32)
         report = f"{work}/report"
         settings = {"report": report, "root": root, "ini": ini, "pipe": ctx.pipes,
-                    "prepend_cwd": bool(re.search(r"-m\s+pytest", head)), "trusted_files": _digests(ctx)}
+                    "prepend_cwd": bool(re.search(r"-m\s+pytest", head)), "trusted_files": _digests(ctx),
+                    "task_modules": sorted(f"{root.rstrip('/')}/{rel}" for rel in ctx.task_files if rel.endswith(".py"))}
         options = f" -p {module}"
         if not re.search(r"(?:^|\s)(?:-c|--config-file)[= ]", tail):
             options += f" -c {ini}"
