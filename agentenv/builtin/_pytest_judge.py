@@ -64,6 +64,7 @@ _map, _chain, _is_not = map, itertools.chain, operator.is_not
 _isinstance, _type, _len, _id, _getattr = isinstance, type, len, id, getattr
 _sha256, _str, _bytes, _open = hashlib.sha256, str, bytes, open
 _find_spec = importlib.machinery.PathFinder.find_spec
+_REAL_BUILTINS = vars(builtins)
 _seq = [0]
 _problems = []
 # set by start(), for this run only
@@ -455,6 +456,23 @@ def _check_shadows():
                      f"{_getattr(spec, 'origin', None) or top}")
 
 
+def _check_builtins(item):
+    """The test module's functions look names up in the real builtins: code under test imported at
+    the top of a test module can put a dictionary of its own (``range`` that yields nothing) there,
+    and every function defined after the import keeps it."""
+    space = _getattr(_getattr(item, "module", None), "__dict__", None)
+    if not _isinstance(space, dict):
+        return
+    found = space.get("__builtins__", builtins)
+    values = _list(space.values())
+    values += [v for c in values if _isinstance(c, type) and c.__module__ == space.get("__name__")
+               for v in _list(_vars(c).values())]
+    if (found is not builtins and found is not _REAL_BUILTINS) or _any(
+            _isinstance(v, types.FunctionType) and v.__globals__ is space
+            and _getattr(v, "__builtins__", _REAL_BUILTINS) is not _REAL_BUILTINS for v in values):
+        _problem("runner-modified", f"{item.nodeid}: the test module's builtins were replaced by code under test")
+
+
 def _check_module(item, path):
     """A test function of the task's file must come from pytest's compile of that file's checked
     source, not from a module code under test put into ``sys.modules`` first."""
@@ -648,6 +666,7 @@ def pytest_runtest_call(item):
     if _getattr(function, "__code__", None) is not None and path is not None:
         _check_module(item, path)
         _check_code(item, function)
+        _check_builtins(item)
     now = (_type(item), item.session, item.config)
     shadowed = _sorted(k for k in _getattr(item, "__dict__", {})
                        if _isinstance(_getattr(now[0], k, None), types.FunctionType))
