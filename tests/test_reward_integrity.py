@@ -425,7 +425,9 @@ def test_builtins_or_helpers_replaced_for_the_tests_are_named(tmp_path, name):
 
 def test_tests_that_patch_builtins_for_themselves_keep_full_marks(tmp_path):
     env = _single_shot_task(tmp_path, {"calc.py": "def add(a, b):\n    return a - b\n", "tests/test_calc.py": (
-        "import math\nfrom unittest import mock\n\nimport pytest\nfrom calc import add\n\n\n"
+        "import math\nimport sys\nfrom math import isclose\nfrom unittest import mock\n\nimport pytest\nfrom calc import add\n\n\n"
+        "def test_own_global(monkeypatch):\n    monkeypatch.setattr(sys.modules[__name__], 'isclose', lambda *a, **k: True)\n"
+        "    assert isclose(add(1, 1), 2)\n\n\n"
         "def test_input(monkeypatch):\n    monkeypatch.setattr('builtins.input', lambda *_: '3')\n"
         "    assert add(int(input()), 1) == 4\n\n\n"
         "@pytest.fixture(scope='module')\ndef fake_sqrt():\n    with mock.patch('math.sqrt', return_value=2.0):\n        yield\n\n\n"
@@ -436,7 +438,28 @@ def test_tests_that_patch_builtins_for_themselves_keep_full_marks(tmp_path):
         env.reset()
         obs, reward, *_, info = env.step("def add(a, b):\n    return a + b\n")
         assert reward == 1.0 and info["integrity"] == {"ok": True, "findings": []}, (info["integrity"], obs["output"][-1500:])
-        assert info["metrics"]["tests_passed"] == 3
+        assert info["metrics"]["tests_passed"] == 4
+    finally:
+        env.close()
+
+
+def test_names_a_test_module_imported_cannot_be_replaced(tmp_path):
+    """A ``pytest`` of the solution's, put into the importing test module, whose ``raises`` expects
+    nothing: an unsolved task scored full marks."""
+    env = _single_shot_task(tmp_path, {"calc.py": "def check(x):\n    return None\n", "tests/test_calc.py": (
+        "import pytest\nfrom calc import check\n\n\ndef test_negative():\n    with pytest.raises(ValueError):\n"
+        "        check(-1)\n\n\ndef test_positive():\n    assert check(1) is None\n")})
+    hack = ("import contextlib, sys, types\nimport pytest as _real\n\n\n"
+            "class _Pytest(types.ModuleType):\n    def __getattr__(self, name):\n        return getattr(_real, name)\n\n"
+            "    @staticmethod\n    def raises(*a, **k):\n        return contextlib.nullcontext()\n\n\n"
+            "_f = sys._getframe(1)\nwhile '/tests/' not in _f.f_code.co_filename:\n    _f = _f.f_back\n"
+            "_f.f_globals['pytest'] = _Pytest('pytest')\n\n\ndef check(x):\n    return None\n")
+    try:
+        env.reset()
+        obs, reward, *_, info = env.step(hack)
+        assert reward == 0.0, obs["output"][-1500:]
+        assert any("names the test module imported were replaced" in f["message"] and "(pytest)" in f["message"]
+                   for f in info["integrity"]["findings"]), info["integrity"]
     finally:
         env.close()
 

@@ -72,6 +72,7 @@ _NAME = _SETTINGS = _MAC = _FD = _TRUSTED = _ROOT = _PROBES = _PREFIXES = _BASEL
 _DIGESTS = {}  # a task file's sandbox path -> the SHA-256 of the task's bytes
 _compiled = {}  # a task's file pytest compiled -> whether its source had those bytes
 _plain_tests = {}  # such a file -> qualified names of its functions that only pytest marks decorate
+_imports = {}  # such a file -> name -> (module, attribute or None) its top-level imports bind
 _codes = {}  # such a file -> qualified name -> the code objects pytest compiled for it
 _expected = {}  # node id -> (file, qualified name) of a test function pytest calls as compiled
 
@@ -326,6 +327,7 @@ def _install_operand_checks():
                       if _isinstance(_getattr(n, "ctx", None), ast.Store)}  # ``test_x = wrap(test_x)``
             _plain_tests[_abspath(_str(module_path))] = {name for name in _undecorated(mod.body, "")
                                                         if name.rsplit(".", 1)[-1] not in stored}
+            _imports[_abspath(_str(module_path))] = _bindings(mod.body)
         _wrap_asserts(mod.body)
         return original(mod, source, module_path, config)
 
@@ -375,6 +377,46 @@ def _undecorated(statements, prefix):
             if _all(_is_mark(d) for d in node.decorator_list):  # (``@mock.patch`` on a class wraps its tests)
                 names |= _undecorated(node.body, f"{prefix}{node.name}.")
     return names
+
+
+def _bindings(statements):
+    """Names the module's top-level imports bind: ``import a.b`` binds ``a``; ``import a.b as x``,
+    ``a.b``; ``from p import n as m``, ``p``'s ``n``."""
+    found = {}
+    for node in statements:
+        if _isinstance(node, (ast.If, ast.Try)):
+            found.update(_bindings(node.body))
+        elif _isinstance(node, ast.Import):
+            for alias in node.names:
+                found[alias.asname or alias.name.partition(".")[0]] = (
+                    alias.name if alias.asname else alias.name.partition(".")[0], None)
+        elif _isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                if alias.name != "*":
+                    found[alias.asname or alias.name] = (node.module, alias.name)
+    return found
+
+
+def _check_bindings(item):
+    """Once a test's fixtures are torn down: the names the test module imported from outside the
+    workspace are still what they name (code under test could hand the tests a ``pytest`` whose
+    ``raises`` expects nothing, or an ``isclose`` that is always true)."""
+    path = _abspath(_str(_getattr(item, "path", "")))
+    space = _getattr(_getattr(item, "module", None), "__dict__", None)
+    if path not in _imports or not _isinstance(space, dict):
+        return
+    changed = []
+    for name, (modname, attr) in _imports[path].items():
+        module = _modules.get(modname)
+        origin = _getattr(module, "__file__", None)
+        if module is None or (_isinstance(origin, _str) and _abspath(origin).startswith(_ROOT)):
+            continue  # not imported, or a module of the workspace (the solution's names are its own)
+        want = module if attr is None else _getattr(module, attr, _GONE)
+        if want is not _GONE and name in space and space[name] is not want:
+            changed.append(name)
+    if changed:
+        _problem("runner-modified", f"{item.nodeid}: names the test module imported were replaced by code under test "
+                 f"({', '.join(_sorted(changed)[:5])})")
 
 
 def _is_mark(decorator):
@@ -682,6 +724,12 @@ def pytest_runtest_call(item):
     else:
         skip = _isinstance(excinfo[1], (pytest.skip.Exception, pytest.xfail.Exception))
         _calls[item.nodeid] = "skipped" if skip else "raised"
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item, nextitem):
+    yield
+    _check_bindings(item)
 
 
 @pytest.hookimpl(tryfirst=True)
