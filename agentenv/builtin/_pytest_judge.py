@@ -31,6 +31,11 @@ call itself rather than the report built from it:
 * that the tests are the task's: a test module or conftest of the task is compiled from source
   with the task's digest, its test functions come from that compile, one that only pytest marks
   decorate runs the code object compiled for it, and the task's files are unchanged at the end;
+* that what the tests call is what they name: the test module's functions use the real builtins,
+  the names its own imports bind from outside the workspace are unchanged after each test, every
+  builtin and the functions of a few helper modules (``math``, ``operator``, ``unittest.case``)
+  are unchanged at the end, and no module the agent added stands in for one found outside the
+  workspace;
 * that the compared operands of ``assert a == b`` (and ``!=``, ``in``, ``not in``) in the task's
   test files are not "always equal" objects: test modules are rewritten to pass each operand
   through a check first, and ``unittest``'s ``assertEqual`` family does the same.
@@ -411,7 +416,7 @@ def _check_bindings(item):
         origin = _getattr(module, "__file__", None)
         if module is None or (_isinstance(origin, _str) and _abspath(origin).startswith(_ROOT)):
             continue  # not imported, or a module of the workspace (the solution's names are its own)
-        want = module if attr is None else _getattr(module, attr, _GONE)
+        want = module if attr is None else _getattr(module, "__dict__", {}).get(attr, _GONE)  # (not a lazy __getattr__'s)
         if want is not _GONE and name in space and space[name] is not want:
             changed.append(name)
     if changed:
