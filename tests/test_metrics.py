@@ -4,13 +4,15 @@ reward files; crashes, forgeries and collection errors score 0."""
 import hashlib
 import hmac
 import json
+import os
 
 import pytest
 
 import agentenv
 from agentenv import ExecResult, RunContext, RuntimeEnv, ScoredCommand, ScoringContext
 from agentenv.builtin.metrics import TestMetrics
-from agentenv.builtin.reports import JUnitFormat, PytestFormat, PytestJsonFormat, RewardFileFormat, parse_error
+from agentenv.builtin.reports import (NO_BYTECODE_CACHE, JUnitFormat, PytestFormat, PytestJsonFormat, RewardFileFormat,
+                                      parse_error)
 
 pytestmark = pytest.mark.unit
 
@@ -44,6 +46,10 @@ def test_scored_command_runs_pytest_under_the_trusted_judge():
                               "/tmp/.agentenv-abc/judge.key",
                               "/tmp/.agentenv-abc/judge.json", "/app/.agentenv-abc-pytest.ini"}
     assert json.loads(cmd.files["/tmp/.agentenv-abc/judge.json"])["prepend_cwd"] is False
+    # a runtime without a bytecode cache gets none, never one under a folder code under test can write
+    assert cmd.env["PYTHONPYCACHEPREFIX"] == NO_BYTECODE_CACHE and not os.path.exists(NO_BYTECODE_CACHE)
+    with pytest.raises(OSError):
+        os.makedirs(NO_BYTECODE_CACHE)
     cmd = PytestFormat().instrument("cd /app && python -m pytest -q tests --junitxml=x.xml",
                                     context("x", {"pyproject.toml": b"[tool.pytest.ini_options]\naddopts = -q\n"}))
     assert cmd.command.startswith("cd /app && python -m pytest -p agentenv_judge_x -c /app/.agentenv-x-pyproject.toml")

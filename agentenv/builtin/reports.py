@@ -95,6 +95,10 @@ def trusted_config(files: Mapping[str, bytes]) -> tuple[str, bytes]:
 
 # --------------------------------------------------------------------------- pytest, judged
 
+#: a directory no one can create (procfs): Python finds no bytecode there and writes none
+NO_BYTECODE_CACHE = "/proc/agentenv-no-bytecode-cache"
+
+
 def _digests(ctx: ScoringContext) -> dict[str, str | None]:
     """Sandbox path -> SHA-256 of the task's bytes, for each file the task decides (protected and
     hidden): the judge refuses a test module or conftest whose source is not the task's."""
@@ -144,8 +148,9 @@ class PytestFormat(ReportFormat):
         env = {"PYTHONPATH": f"{work}:{pythonpath}" if pythonpath else work, "PYTHONSAFEPATH": "1",
                "PYTHONNOUSERSITE": "1", "PYTEST_ADDOPTS": "", "PYTEST_PLUGINS": "",
                # never a __pycache__ of the workspace (the agent could plant one): the runtime's own
-               # read-only bytecode cache where it has one, else a fresh, empty one
-               "PYTHONPYCACHEPREFIX": ctx.runtime.env.get("PYTHONPYCACHEPREFIX") or f"{work}/pycache",
+               # read-only bytecode cache where it has one, else none at all (a writable one would take
+               # a .pyc that code under test planted for a module the tests import later)
+               "PYTHONPYCACHEPREFIX": ctx.runtime.env.get("PYTHONPYCACHEPREFIX") or NO_BYTECODE_CACHE,
                "PYTHONDONTWRITEBYTECODE": "1"}
         files = {**judge_files(work, module), f"{work}/judge.key": key,
                  f"{work}/judge.json": json.dumps(settings).encode(), ini: config}
