@@ -57,6 +57,16 @@ def test_scored_command_runs_pytest_under_the_trusted_judge():
     assert json.loads(cmd.files["/tmp/.agentenv-x/judge.json"])["prepend_cwd"] is True
 
 
+def test_the_xfail_listing_takes_every_marked_test_of_the_commands_paths():
+    """The trusted listing of the task's xfail marks replaces the command's own ``-m`` (else
+    ``-m "not slow"`` would list every test as marked) and keeps what follows in the shell line."""
+    fmt = PytestFormat()
+    assert fmt.collect_command("cd /app && python -m pytest -q tests -m 'not slow' --tb=short; echo done", "xfail") == (
+        "cd /app && python -m pytest --collect-only -m xfail -q tests  --tb=short; echo done")
+    assert fmt.collect_command("pytest -m=smoke tests && true", "xfail") == "pytest --collect-only -q -m xfail  tests && true"
+    assert fmt.collect_command("pytest tests -m 'a or b'") == "pytest --collect-only -q tests -m 'a or b'"
+
+
 def test_the_registry_picks_pytest_by_itself_and_nothing_for_other_commands():
     reg = agentenv.registry()
     for command in ("pytest -q", "cd /app && python -m pytest tests", "/venv/bin/py.test x", "python3.11 -m pytest"):

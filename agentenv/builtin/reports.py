@@ -30,6 +30,7 @@ from agentenv import ExecResult, ReportFormat, ScoredCommand, ScoringContext, Te
 
 _PYTEST = re.compile(r"(?:(?<=^)|(?<=[\s;&|(]))((?:\S*/)?(?:py\.test|pytest)|(?:\S*/)?python[\d.]*\s+(?:-\S+\s+)*?-m\s+pytest)(?=\s|$)")
 _JSON_FILE = re.compile(r"--json-report-file[= ](\S+)")
+_MARKER_OPTION = re.compile(r"(?<=\s)-m(?:\s+|=)?(?:'[^']*'|\"[^\"]*\"|[^\s;&|]+)")
 _JUNIT_FILE = re.compile(r"--junit-?xml[= ](\S+)")
 _STRIPPED_OPTIONS = re.compile(r"\s--json-report-file[= ]\S+|\s--json-report-(?:indent|omit|summary)(?:[= ]\S+)?"
                                r"|\s--json-report\b|\s--junit-?xml[= ]\S+|\s-o\s+junit_family=\S+")
@@ -174,12 +175,14 @@ class PytestFormat(ReportFormat):
         return TestReport(self.name, outcomes, error, xfailed=parsed["xfailed"])
 
     def collect_command(self, command: str, marker: str | None = None) -> str | None:
-        """The pytest command that only lists the tests *command* would run (with *marker*: those
-        of them that carry it; a last ``-m`` overrides the command's own)."""
+        """The pytest command that only lists the tests *command* would run (with *marker*: the
+        tests of the command's paths that carry it, whatever the command's own ``-m`` selects)."""
         m = _PYTEST.search(command)
         if not m:
             return None
         command = _JSON_FILE.sub("", _JUNIT_FILE.sub("", command)).replace("--json-report", "")
+        if marker:
+            command = command[:m.end(1)] + f" -m {shlex.quote(marker)}" + _MARKER_OPTION.sub("", command[m.end(1):])
         # node ids are listed one per line at verbosity -1 exactly: count the command's own -q / -v
         level = 0
         for token in command[m.end(1):].split():
@@ -188,8 +191,7 @@ class PytestFormat(ReportFormat):
             elif token in ("--quiet", "--verbose"):
                 level += 1 if token == "--verbose" else -1
         adjust = " -q" * max(0, level + 1) + " -v" * max(0, -1 - level)
-        return command[:m.end(1)] + " --collect-only" + adjust + command[m.end(1):] + (
-            f" -m {shlex.quote(marker)}" if marker else "")
+        return command[:m.end(1)] + " --collect-only" + adjust + command[m.end(1):]
 
     def collected_tests(self, result: ExecResult) -> frozenset[str]:
         lines = [line.strip() for line in result.stdout.splitlines() if "::" in line and " " not in line.strip()]
