@@ -238,3 +238,110 @@ def test_agentic_mode_judges_the_edited_solution_file(imported):
         assert env.step({"action": "submit"})[1] == 0.0
     finally:
         env.close()
+
+
+# ---------------------------------------------------------------- the test stays the judge's
+
+# Completions that solve nothing: they find the hidden test and answer each call from its asserts
+# (``assert candidate(ARGS) == EXPECTED``), which works for any problem of the format.
+_ANSWER_FROM_THE_TEST = '''
+    _args = list(locals().values())
+    import ast as _ast
+    _problem = _find()
+    if _problem is None:
+        return None
+    _ns = {}
+    for _node in _ast.walk(_ast.parse(_problem["test"])):
+        if (isinstance(_node, _ast.Assert) and isinstance(_node.test, _ast.Compare)
+                and isinstance(_node.test.left, _ast.Call) and getattr(_node.test.left.func, "id", "") == "candidate"):
+            try:
+                _call = [eval(compile(_ast.Expression(a), "t", "eval"), _ns) for a in _node.test.left.args]
+                _expected = eval(compile(_ast.Expression(_node.test.comparators[0]), "t", "eval"), _ns)
+            except Exception:
+                continue
+            if _call == _args:
+                return _expected
+    return None
+
+
+'''
+_FROM_THE_JUDGES_MEMORY = _ANSWER_FROM_THE_TEST + '''def _find():
+    import gc, sys
+    frame = sys._getframe()
+    while frame is not None:  # the candidate is a fork of the judge: its callers' frames are the judge's
+        for value in list(frame.f_locals.values()):
+            if isinstance(value, dict) and "test" in value:
+                return value
+        frame = frame.f_back
+    for value in gc.get_objects():
+        if isinstance(value, dict) and "test" in value and "entry_point" in value:
+            return value
+'''
+_FROM_THE_HIDDEN_FILE = _ANSWER_FROM_THE_TEST + '''def _find():
+    import glob, json
+    for path in glob.glob("/app/.humaneval/*.json") + glob.glob("/app/**/*.json", recursive=True):
+        try:
+            return json.load(open(path))
+        except Exception:
+            pass
+'''
+_THE_JUDGES_MEMORY_FILE = '''    return None
+
+
+import os as _os
+try:
+    open("/proc/%d/mem" % _os.getppid(), "rb", buffering=0).close()
+    _os.write(1, b"opened the judge's memory\\n")
+except OSError as _exc:
+    _os.write(1, ("refused: %s\\n" % type(_exc).__name__).encode())
+'''
+
+
+@pytest.mark.parametrize("completion", [_FROM_THE_JUDGES_MEMORY, _FROM_THE_HIDDEN_FILE],
+                         ids=["from the judge's memory", "from the hidden file"])
+def test_the_candidate_cannot_answer_from_the_hidden_test(imported, completion):
+    # Before: the candidate, a fork of the judge made after the judge had read the test, found it in
+    # its callers' frames, or read problem.json from the disk, and scored every problem full marks.
+    out, report = imported
+    env = CodingEnv(load_task([p for p in report.written if p.endswith("MiniEval_2.json")][0]), mode="single_shot")
+    try:
+        env.reset()
+        _, reward, terminated, _, info = env.step(completion)
+        assert terminated and not info["reward_masked"], info["infra_error"]
+        assert reward == 0.0
+    finally:
+        env.close()
+
+
+def test_the_candidate_cannot_open_the_judges_memory(imported):
+    # The judge stops being dumpable before it forks the candidate; before, it did so just after, and
+    # a candidate scheduled first (12 of 150 times on a loaded machine) opened /proc/<judge>/mem.
+    out, report = imported
+    env = CodingEnv(load_task([p for p in report.written if p.endswith("MiniEval_2.json")][0]), mode="single_shot")
+    try:
+        env.reset()
+        obs, reward, _, _, info = env.step(_THE_JUDGES_MEMORY_FILE)
+        assert "refused: PermissionError" in obs["output"] and reward == 0.0, obs["output"]
+    finally:
+        env.close()
+
+
+def test_the_judge_is_not_dumpable_when_it_forks(tmp_path):
+    # Deterministic form of the test above: the judge's own process, at the moment it forks.
+    from agentenv.builtin.authoring.humaneval import HARNESS
+    (tmp_path / "check.py").write_text(HARNESS)
+    (tmp_path / "problem.json").write_text(json.dumps({"task_id": "T/0", "entry_point": "f", "prompt": "",
+                                                       "test": "def check(candidate):\n    assert candidate(1) == 1\n",
+                                                       "timeout_s": 3.0}))
+    (tmp_path / "solution.py").write_text("def f(x):\n    return x\n")
+    probe = ("import ctypes, os, runpy, sys\n"
+             "real = os.fork\n"
+             "def fork():\n"
+             "    print('dumpable at fork:', ctypes.CDLL(None).prctl(3, 0, 0, 0, 0), flush=True)\n"
+             "    return real()\n"
+             "os.fork = fork\n"
+             "sys.argv = [sys.argv[1], sys.argv[2]]\n"
+             "runpy.run_path(sys.argv[0], run_name='__main__')\n")
+    proc = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "check.py"), str(tmp_path / "solution.py")],
+                          capture_output=True, text=True, timeout=60)
+    assert "dumpable at fork: 0" in proc.stdout and proc.returncode == 0, (proc.stdout, proc.stderr)

@@ -15,7 +15,9 @@ A HumanEval-format file holds one JSON object a line (optionally gzip-compressed
   ``candidate(...)`` sends its arguments to the child and receives the result as tagged JSON of
   exact built-in types. An object that claims to equal anything cannot cross, a patched
   ``AssertionError`` or ``os._exit`` in the child cannot reach the verdict, and a child that hangs
-  or dies fails;
+  or dies fails. The child never holds the test: it is forked before the parent reads
+  ``problem.json``, which the parent removes before the child's code runs, and the parent is not
+  dumpable from before the fork (no ``/proc/<pid>/mem`` of it can be opened);
 * the reference solution is ``prompt + canonical_solution``.
 
 Task ids are ``<suite>.<task_id>`` with every character outside ``[A-Za-z0-9_.]`` replaced by
@@ -194,19 +196,27 @@ def _receive(fd, deadline=None):
     return json.loads(data.decode("utf-8", "surrogatepass"))
 
 
-def _candidate(solution, entry_point, timeout, requests, replies):
-    """The child: runs the candidate's code, and only that, answering calls with plain values."""
+def _candidate(solution, requests, replies):
+    """The child: runs the candidate's code, and only that, answering calls with plain values.
+
+    It was forked before the judge read the test, and it learns the entry point and the time limit
+    over the pipe only once the test file is gone: nothing of the test is in its memory or on its disk."""
+    try:
+        job = _receive(requests)
+    except BaseException:
+        return
+    _prctl(_PR_SET_DUMPABLE, 1)  # its own, as in the format's harness (the judge stays not dumpable)
     work = os.path.join(os.environ.get("TMPDIR") or "/tmp", "humaneval-%s" % os.urandom(8).hex())
     os.mkdir(work, 0o700)
     os.chdir(work)
     _guard()
     stream = _WriteOnly()
     with contextlib.redirect_stdout(stream), contextlib.redirect_stderr(stream), _redirect_stdin(stream):
-        with _time_limit(timeout):
+        with _time_limit(job["timeout"]):
             try:
                 namespace = {}
                 exec(solution, namespace)
-                function = namespace[entry_point]
+                function = namespace[job["entry_point"]]
                 failure = None
             except BaseException as exc:
                 failure = exc
@@ -226,18 +236,26 @@ def _candidate(solution, entry_point, timeout, requests, replies):
                 _send(replies, reply)
 
 
+def _prctl(option, value):
+    import ctypes
+    if ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(%d, %d) failed" % (option, value))
+
+
+_PR_SET_DUMPABLE = 4
+
+
 class _CandidateError(Exception):
     pass
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
-    with open(os.path.join(here, "problem.json"), encoding="utf-8") as f:
-        problem = json.load(f)
+    tests = os.path.join(os.path.dirname(os.path.abspath(__file__)), "problem.json")
     with open(sys.argv[1], encoding="utf-8") as f:
         solution = f.read()
-    timeout = float(problem["timeout_s"])
-    entry = problem["entry_point"]
+    # Code in the child may never read or write this process's memory (/proc/<pid>/mem): not
+    # dumpable from before the fork. Where that cannot be done, nothing is judged.
+    _prctl(_PR_SET_DUMPABLE, 0)
     to_child, requests = os.pipe()[::-1]
     replies, from_child = os.pipe()
     pid = os.fork()
@@ -245,16 +263,23 @@ def main():
         os.close(to_child)
         os.close(replies)
         try:
-            _candidate(solution, entry, timeout, requests, from_child)
+            _candidate(solution, requests, from_child)
         finally:
             os._exit(0)
     os.close(requests)
     os.close(from_child)
-    try:  # code in the child may not read or write this process's memory
-        import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
-    except Exception:
-        pass
+    # The test is read only now, by this process alone, and removed before the candidate's code
+    # runs: the child cannot find it in its memory (a fork of this process from before) or on disk.
+    try:
+        with open(tests, encoding="utf-8") as f:
+            problem = json.load(f)
+        os.unlink(tests)
+    except BaseException:
+        os.kill(pid, signal.SIGKILL)
+        raise
+    timeout = float(problem["timeout_s"])
+    entry = problem["entry_point"]
+    _send(to_child, {"entry_point": entry, "timeout": timeout})
     deadline = time.monotonic() + timeout + 1
 
     def candidate(*args):
