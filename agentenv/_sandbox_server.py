@@ -104,6 +104,9 @@ def which(name, path):
     return None
 
 
+_PF_EXITING = 0x4  # a process's flags (field 9 of /proc/<pid>/stat) while it exits
+
+
 def error_reply(exc):
     if isinstance(exc, OSError):
         return {"error": exc.__class__.__name__, "errno": exc.errno, "message": str(exc)}
@@ -149,6 +152,60 @@ class Server:
                 return
             if pid == 0:
                 return
+
+    @staticmethod
+    def processes():
+        """The pids of this pid namespace (this server is its pid 1)."""
+        return {int(name) for name in os.listdir("/proc") if name.isdigit()}
+
+    def stray_usage(self, known):
+        """CPU seconds and the largest peak RSS (KiB) of the processes a command started that it did
+        not wait for, so its rusage misses them: every process of the namespace but *known* (those
+        there before it, and the command itself). An orphan that did the command's work (a double fork
+        that reports through a pipe) counts as the command's, live or exited: a zombie child of this
+        server is reaped here for its rusage, another process's times (with those of the children it
+        reaped) and high-water mark come from /proc."""
+        tick = os.sysconf("SC_CLK_TCK")
+        me = os.getpid()
+        cpu, peak = 0.0, 0
+        patience = time.monotonic() + 0.2  # for all of them together: a fork bomb may leave thousands
+        for pid in self.processes() - known - {me}:
+            try:
+                with open("/proc/%d/stat" % pid, "rb") as f:
+                    fields = f.read().rpartition(b")")[2].split()
+            except OSError:
+                continue  # gone since the listing: reaped by its parent, whose times now hold it
+            if int(fields[1]) == me and (fields[0] == b"Z" or int(fields[6]) & _PF_EXITING):
+                # one on its way out has let its memory go already; its rusage still has the peak.
+                # (Never a blocking wait: a leader thread that exits leaves a live process behind.)
+                ru = self._reap_soon(pid, patience)
+                if ru is not None:
+                    cpu += ru.ru_utime + ru.ru_stime
+                    peak = max(peak, ru.ru_maxrss)
+                    continue
+            # utime, stime, cutime, cstime (fields 14-17 of stat; the state is field 3)
+            cpu += sum(int(x) for x in fields[11:15]) / tick
+            try:
+                with open("/proc/%d/status" % pid, "rb") as f:
+                    for line in f:
+                        if line.startswith(b"VmHWM:"):
+                            peak = max(peak, int(line.split()[1]))
+            except (OSError, ValueError, IndexError):
+                pass
+        return cpu, peak
+
+    @staticmethod
+    def _reap_soon(pid, patience):
+        while True:
+            try:
+                got, _, ru = os.wait4(pid, os.WNOHANG)
+            except ChildProcessError:
+                return None
+            if got:
+                return ru
+            if time.monotonic() > patience:
+                return None
+            time.sleep(0.001)
 
     def only_keepers_left(self):
         """True when the only children left are ones kept by design (none here)."""
@@ -242,6 +299,7 @@ class Server:
             ends = self._make_pipe(path)
             if ends is not None:
                 pipes[ends[0]] = (path, ends[1], bytearray())
+        present = self.processes()
         start = time.monotonic()
         try:
             pid, status_fd = self.spawn(argv, env, cwd, in_r, out_w, err_w, req)
@@ -325,6 +383,7 @@ class Server:
                 pass
         for fd in (out_r, err_r) + ((pidfd,) if pidfd is not None else ()):
             os.close(fd)
+        stray_cpu_s, stray_peak_kb = self.stray_usage(present | {pid})
         started = self.started_how(status_fd)
         oom = self.oom_count() > oom_before
         code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
@@ -343,8 +402,8 @@ class Server:
         out, err = bufs[out_r].value(), bufs[err_r].value()
         reply = {
             "exit_code": code, "wall_ms": wall,
-            "cpu_ms": (rusage.ru_utime + rusage.ru_stime) * 1000 if rusage else 0.0,
-            "peak_memory_mb": (rusage.ru_maxrss / 1024) if rusage else 0.0,
+            "cpu_ms": ((rusage.ru_utime + rusage.ru_stime if rusage else 0.0) + stray_cpu_s) * 1000,
+            "peak_memory_mb": max(rusage.ru_maxrss if rusage else 0, stray_peak_kb) / 1024,
             "timed_out": timed_out, "oom_killed": oom,
             "truncated": bufs[out_r].dropped > 0 or bufs[err_r].dropped > 0,
             "stdout_len": len(out), "stderr_len": len(err), "artifacts": artifacts, "start": started,

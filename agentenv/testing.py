@@ -284,6 +284,21 @@ class _Contract:
             assert time.monotonic() - start < 25, "the time limit is enforced"
             assert box.exec("true").ok, "the sandbox still works after a timeout"
 
+    def clause_usage(self) -> None:
+        # The same work done by the command itself and by an orphan it leaves it to (a double fork
+        # that reports through a FIFO, so the command waits without using the CPU): cpu_ms counts
+        # the work either way, or a reward on CPU time is won by moving the work out of sight.
+        work = "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done"
+        with self.open() as box:
+            direct = box.exec(work)
+            handed = box.exec(f"rm -f /tmp/contract-done; mkfifo /tmp/contract-done; "
+                              f"( ( {work}; echo done > /tmp/contract-done ) & ); cat /tmp/contract-done")
+            assert direct.ok and handed.ok and handed.stdout.strip() == "done", f"{direct} {handed}"
+            assert direct.cpu_ms > 0, f"cpu_ms measures a command's CPU time: {direct}"
+            assert handed.cpu_ms >= direct.cpu_ms / 2, (
+                f"cpu_ms counts the processes a command leaves behind: {handed.cpu_ms:.0f} ms with the work "
+                f"in an orphan, {direct.cpu_ms:.0f} ms done by the command itself")
+
     def clause_pipes(self) -> None:
         with self.open() as box:
             if "pipes" not in box.capabilities:
@@ -305,7 +320,7 @@ class _Contract:
 
 
 #: clauses that need a backend that runs programs
-_EXEC_CLAUSES = ("exec", "timeout", "pipes", "no_host_paths")
+_EXEC_CLAUSES = ("exec", "timeout", "pipes", "no_host_paths", "usage")
 
 
 def check_backend(backend: SandboxBackend, runtime: RuntimeEnv | None = None, *, root: str = "/app",

@@ -15,7 +15,7 @@ def test_the_namespace_backend_keeps_the_contract():
     finally:
         backend.close()
     assert checked == ["exec", "files", "isolation_between_sandboxes", "lifecycle", "no_host_paths", "pipes",
-                       "timeout", "workspace"]
+                       "timeout", "usage", "workspace"]
 
 
 def test_the_namespace_backend_keeps_it_with_a_real_python_runtime():

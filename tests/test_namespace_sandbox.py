@@ -379,6 +379,43 @@ def test_wall_time_kills_the_command_and_its_orphans(backend):
         assert box.exec("echo alive").stdout == "alive\n"
 
 
+_WORK = """
+    import os, time
+    def work():
+        start = time.process_time()
+        while time.process_time() - start < 0.3:
+            pass
+        block = bytearray(160 << 20)
+        for i in range(0, len(block), 4096):
+            block[i] = 1
+"""
+
+
+@pytest.mark.parametrize("how", ["orphan that exits", "orphan that stays"])
+def test_usage_counts_the_work_a_command_leaves_to_an_orphan(box, how):
+    # Before, cpu_ms and peak_memory_mb were the rusage of the command and what it waited for: work
+    # handed to a double-forked orphan (which reports through a pipe) went unseen, 4 ms and 17 MiB
+    # where the same work done in the command was 600 ms and 217 MiB.
+    stays = how == "orphan that stays"
+    r = py(box, _WORK + f"""
+    r, w = os.pipe()
+    if os.fork() == 0:
+        if os.fork() == 0:
+            work()
+            os.write(w, b"done")
+            if {stays}:
+                time.sleep(30)
+            os._exit(0)
+        os._exit(0)
+    os.wait()
+    os.close(w)
+    print(os.read(r, 4).decode())
+    """)
+    assert r.ok and r.stdout.strip() == "done", r
+    assert r.cpu_ms >= 250, r.cpu_ms  # the orphan's own CPU clock ran 300 ms
+    assert r.peak_memory_mb >= 160, r.peak_memory_mb  # the orphan touched 160 MiB
+
+
 # ----------------------------------------------------------------------------- file operations
 
 def test_planted_symlink_reads_the_sandbox_file(box):
