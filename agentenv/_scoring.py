@@ -39,6 +39,28 @@ class WorkspaceRefused(Exception):
     """The agent's workspace is past a bound of the evaluation (the agent's failure, scored 0)."""
 
 
+_FULL = (errno.EFBIG, errno.ENOSPC, errno.EDQUOT)
+
+
+def _refused(exc: WorkspaceRefused) -> tuple[Runs, str]:
+    """The agent's own doing: scored 0, never masked."""
+    error = {"type": "WorkspaceRefused", "message": str(exc)}
+    return [{"error": error, "workspace_refused": True}], f"[the workspace was not evaluated: {exc}]"
+
+
+def _write_trusted(sandbox: Sandbox, rel: str, data: bytes, *, agents_doing: bool, mode: int = 0o644) -> None:
+    """Write one of the task's own files. Where the agent's files, or code a scored run ran, filled
+    the workspace first, no room left for it is the agent's doing (:class:`WorkspaceRefused`), not
+    an infrastructure failure: else a full workspace would crash the step (or mask the episode)."""
+    try:
+        sandbox.write_file(rel, data, mode=mode)
+    except OSError as exc:
+        if agents_doing and exc.errno in _FULL:
+            raise WorkspaceRefused(f"the task's file {rel[:200]!r} does not fit beside what the solution wrote "
+                                   f"({exc.strerror or exc})") from None
+        raise
+
+
 class Evaluation:
     """Judges solutions of one task. One per environment; sandboxes come from *open_sandbox*."""
 
@@ -56,17 +78,23 @@ class Evaluation:
         with self.open_sandbox() as judge:
             try:
                 changed = self._copy_changes(agent, judge)
-            except WorkspaceRefused as exc:  # the agent's own doing: scored 0, never masked
-                error = {"type": "WorkspaceRefused", "message": str(exc)}
-                return [{"error": error, "workspace_refused": True}], f"[the workspace was not evaluated: {exc}]"
+            except WorkspaceRefused as exc:
+                return _refused(exc)
             return self.run(judge, None, round_, changed)
 
     def run(self, sandbox: Sandbox, code: str | None, round_: int,
             changed: Mapping[str, bytes] | None = None) -> tuple[Runs, str]:
         """Run the task's steps in *sandbox*: with *code* filling the placeholders (single-shot), or
         on the files already there (agentic; *changed* are the agent's changed files)."""
-        for rel, data in self.hidden.items():
-            sandbox.write_file(rel, data)
+        try:
+            return self._run(sandbox, code, round_, changed)
+        except WorkspaceRefused as exc:
+            return _refused(exc)
+
+    def _run(self, sandbox: Sandbox, code: str | None, round_: int,
+             changed: Mapping[str, bytes] | None) -> tuple[Runs, str]:
+        for rel, data in self.hidden.items():  # beside the agent's files, when it changed any
+            _write_trusted(sandbox, rel, data, agents_doing=bool(changed))
         ctx = ActionContext(sandbox, self.task, AGENTIC if code is None else SINGLE_SHOT, round_, code=code)
         changed = dict(changed or {})
         runs: Runs = []
@@ -153,7 +181,7 @@ class Evaluation:
                     raise WorkspaceRefused(f"{what} failed") from None
                 raise
             except OSError as exc:
-                if exc.errno in (errno.EFBIG, errno.ENOSPC, errno.EDQUOT, errno.ENAMETOOLONG):
+                if exc.errno in _FULL + (errno.ENAMETOOLONG,):
                     raise WorkspaceRefused(f"{what}: {exc.strerror or exc}") from None
                 raise
 
@@ -200,8 +228,8 @@ class Evaluation:
             ctx = ScoringContext(nonce, self.task.root, {**self.pristine, **self.hidden}, self._trusted_paths(),
                                  "pipes" in sandbox.capabilities, self.runtime, options)
             scored = fmt.instrument(step["command"], ctx)
-        for path, data in scored.files.items():
-            sandbox.write_file(path, data, mode=0o444)
+        for path, data in scored.files.items():  # (after the solution's files: their room is theirs)
+            _write_trusted(sandbox, path, data, agents_doing=True, mode=0o444)
         for provider in self.registry.metric_providers:  # work on the files alone overlaps the run
             self._guard_metric(provider, provider.prepare, changed)
         limit = self.task.limits.wall_time_s
@@ -256,9 +284,9 @@ class Evaluation:
                 sandbox.remove(rel)
         for rel, data in self.pristine.items():
             if matches_any(rel, self.protected) and rel not in self.hidden:
-                sandbox.write_file(rel, data)
+                _write_trusted(sandbox, rel, data, agents_doing=True)
         for rel, data in self.hidden.items():
-            sandbox.write_file(rel, data)
+            _write_trusted(sandbox, rel, data, agents_doing=True)
 
     # ------------------------------------------------------------------ coverage of the task's tests
     def _check_coverage(self, fmt: ReportFormat, command: str, report: TestReport) -> TestReport:
