@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import abc
 import os
 import threading
 from typing import Any, Mapping, Sequence
@@ -22,7 +23,16 @@ TRAJECTORY_SCHEMA = "agentenv.trajectory/1"
 
 def jsonable(value: Any) -> Any:
     """*value* made of JSON types only (see the module docstring)."""
-    if isinstance(value, Mapping):
+    kind = type(value)  # the common exact types first: records are mostly these
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind is dict:
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [jsonable(v) for v in value]
+    if isinstance(value, abc.Mapping):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [jsonable(v) for v in value]

@@ -213,3 +213,22 @@ def test_an_agent_that_crashes_is_a_model_failure_not_infrastructure(tmp_path):
     assert results["overall"]["failures"]["agent_error"] == 1
     assert results["overall"]["failures"]["infrastructure"] == 0 and results["overall"]["mean_reward"] == 0.0
     assert "closed its stdout" in episodes(tmp_path)[0]["error"]
+
+
+@pytest.mark.unit
+def test_records_encode_as_json_types_the_same_way_everywhere():
+    import numpy as np
+
+    from agentenv._trajectory import jsonable
+
+    class Shout(str):
+        pass
+
+    class Frozen(dict):
+        pass
+
+    value = {1: (1.5, float("nan"), float("inf")), "np": [np.int64(3), np.float32(0.5), np.bool_(True)],
+             "set": {7}, "sub": Frozen(a=Shout("x")), "none": None, "flag": False, "obj": ValueError("no")}
+    assert jsonable(value) == {"1": [1.5, None, None], "np": [3, 0.5, True], "set": [7], "sub": {"a": "x"},
+                               "none": None, "flag": False, "obj": "ValueError('no')"}
+    assert type(jsonable(np.int64(3))) is int and json.dumps(jsonable(value))
