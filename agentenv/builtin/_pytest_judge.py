@@ -66,14 +66,14 @@ _write, _dumps = os.write, json.dumps
 _abspath, _dirname, _access = os.path.abspath, os.path.dirname, os.access
 _vars, _list, _tuple, _zip, _any, _all, _sorted, _modules = vars, list, tuple, zip, any, all, sorted, sys.modules
 _map, _chain, _is_not = map, itertools.chain, operator.is_not
-_isinstance, _type, _len, _id, _getattr = isinstance, type, len, id, getattr
+_isinstance, _type, _len, _id, _getattr, _bool, _abs = isinstance, type, len, id, getattr, bool, abs
 _sha256, _str, _bytes, _open = hashlib.sha256, str, bytes, open
 _find_spec = importlib.machinery.PathFinder.find_spec
 _REAL_BUILTINS = vars(builtins)
 _seq = [0]
 _problems = []
 # set by start(), for this run only
-_NAME = _SETTINGS = _MAC = _FD = _TRUSTED = _ROOT = _PROBES = _PREFIXES = _BASELINE = _HELPERS = None
+_NAME = _SETTINGS = _MAC = _FD = _TRUSTED = _ROOT = _PROBES = _PAIRS = _NEAR = _PREFIXES = _BASELINE = _HELPERS = None
 _DIGESTS = {}  # a task file's sandbox path -> the SHA-256 of the task's bytes
 _compiled = {}  # a task's file pytest compiled -> whether its source had those bytes
 _plain_tests = {}  # such a file -> qualified names of its functions that only pytest marks decorate
@@ -85,7 +85,7 @@ _expected = {}  # node id -> (file, qualified name) of a test function pytest ca
 def start(entry):
     """Begin judging this run; *entry* is the file of the module pytest loaded with ``-p``, beside
     which the host wrote the run's settings and key."""
-    global _NAME, _SETTINGS, _MAC, _FD, _TRUSTED, _ROOT, _PROBES, _PREFIXES, _BASELINE, _HELPERS, _DIGESTS
+    global _NAME, _SETTINGS, _MAC, _FD, _TRUSTED, _ROOT, _PROBES, _PAIRS, _NEAR, _PREFIXES, _BASELINE, _HELPERS, _DIGESTS
     if _SETTINGS is not None:
         raise RuntimeError("the judge was started twice")
     here = os.path.dirname(os.path.abspath(entry))
@@ -114,7 +114,7 @@ def start(entry):
     _TRUSTED = frozenset(_DIGESTS)
     _ROOT = _SETTINGS.get("root", "/app").rstrip("/") + "/"
     _PREFIXES = tuple({os.path.join(os.path.abspath(p), "") for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
-    _PROBES = (_Probe(), "\x00agentenv-probe-" + os.urandom(8).hex(), -7.123456789e-300, ("\x00",))
+    _PROBES, _PAIRS, _NEAR = _make_probes()
     builtins.__agentenv_plain__ = _plain
     _install_operand_checks()
     _BASELINE = _fingerprint()
@@ -239,59 +239,109 @@ class _Probe:
 _PLAIN = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
 
 
-def _plain(value):
-    """*value* unchanged, after checking that it (and what it contains) is not always-equal."""
+def _make_probes():
+    """This run's probes, unguessable: values no real value equals (an object of nobody's type, a
+    tuple), and pairs of plausible values (short decimals, small ints, words, ``approx`` of a number)
+    shaped like a test's literals, so a value that is "equal to any float a test would write" is
+    caught, yet no real value can equal both of a pair. *near*: two numbers far apart."""
+    def unit():
+        return 1 + int.from_bytes(os.urandom(6), "big") / (1 << 48)
+
+    def word():
+        return "".join("etaoinshrdlucmfwyp"[b % 18] for b in os.urandom(7))
+
+    numbers = (round(unit() * 100, 2), -round(unit() * 1000, 1))
+    pairs = (numbers, (int(unit() * 500), -int(unit() * 5000)), (word(), word().upper()),
+             (pytest.approx(numbers[0]), pytest.approx(numbers[1])))
+    return (_Probe(), ("\x00",)), pairs, (unit() * 37, -unit() * 251)
+
+
+def _plain(value, wildcard=False):
+    """*value* unchanged, after checking that it (and what it contains) is not always-equal.
+
+    *wildcard*: the operand's own expression names ``ANY``: there ``unittest.mock.ANY`` may stand in
+    a ``mock.call(...)`` (the test's wildcard), never as the value itself."""
     budget = [5000]
-    _inspect(value, budget, 0)
+    _inspect(value, budget, 0, False, wildcard)
     return value
 
 
-def _inspect(value, budget, depth):
+def _claims(kind, op, value, probe):
+    """What ``kind.op(value, probe)`` says, as the ``assert`` would take it (truthiness: ``__eq__``
+    returning ``1`` passes an assert as ``True`` does); None when it says nothing or raises."""
+    method = _getattr(kind, op, None)
+    if method is None:
+        return None
+    try:
+        result = method(value, probe)
+        return None if result is NotImplemented else _bool(result)
+    except Exception:
+        return None
+
+
+def _near(kind, value, probe):
+    """Whether ``value - probe`` or ``probe - value`` comes out within ``pytest.approx``'s default
+    tolerance of nothing (what ``approx``, ``abs(a - b) < tol`` and ``assertAlmostEqual`` read)."""
+    for op in ("__sub__", "__rsub__"):
+        method = _getattr(kind, op, None)
+        if method is None:
+            continue
+        try:
+            difference = method(value, probe)
+            if difference is not NotImplemented and _bool(_abs(difference) <= 1e-6 * _abs(probe)):
+                return True
+        except Exception:
+            pass
+    return False
+
+
+def _inspect(value, budget, depth, in_call, wildcard):
     budget[0] -= 1
     if budget[0] < 0 or depth > 50:
         return
     kind = _type(value)
     if kind in _PLAIN:
         return
+    if in_call and wildcard and value is _getattr(_modules.get("unittest.mock"), "ANY", _Probe):
+        return
     if kind in (list, tuple, set, frozenset, dict):
         items = value.items() if kind is dict else value
         for item in items:
             if kind is dict:
-                _inspect(item[0], budget, depth + 1)
-                _inspect(item[1], budget, depth + 1)
+                _inspect(item[0], budget, depth + 1, in_call, wildcard)
+                _inspect(item[1], budget, depth + 1, in_call, wildcard)
             else:
-                _inspect(item, budget, depth + 1)
+                _inspect(item, budget, depth + 1, in_call, wildcard)
         return
-    for probe in _PROBES:
-        for op, suspicious in (("__eq__", True), ("__ne__", False)):
-            method = _getattr(kind, op, None)
-            if method is None:
-                continue
-            try:
-                result = method(value, probe)
-            except Exception:
-                continue
-            if result is suspicious or (_type(result) is bool and result == suspicious):
-                _problem("always-equal", f"an object of type {kind.__qualname__} claims {op} "
-                         f"{'True' if suspicious else 'False'} against any value")
-                raise _AlwaysEqual(f"{kind.__qualname__} compares equal to anything")
-        contains = _getattr(kind, "__contains__", None)
-        if contains is not None and kind not in (list, tuple, set, frozenset, dict):
-            try:
-                if contains(value, probe) is True:
-                    _problem("always-equal", f"an object of type {kind.__qualname__} claims to contain any value")
-                    raise _AlwaysEqual(f"{kind.__qualname__} contains anything")
-            except _AlwaysEqual:
-                raise
-            except Exception:
-                pass
+    for op, suspicious in (("__eq__", True), ("__ne__", False)):
+        if _any(_claims(kind, op, value, probe) is suspicious for probe in _PROBES) or _any(
+                _claims(kind, op, value, a) is suspicious and _claims(kind, op, value, b) is suspicious
+                for a, b in _PAIRS):
+            _problem("always-equal", f"an object of type {kind.__qualname__} claims {op} "
+                     f"{'True' if suspicious else 'False'} against any value")
+            raise _AlwaysEqual(f"{kind.__qualname__} compares equal to anything")
+    for probe in _PROBES + _tuple(_chain.from_iterable(_PAIRS)):
+        for low, high in (("__lt__", "__gt__"), ("__le__", "__ge__")):
+            if _claims(kind, low, value, probe) and _claims(kind, high, value, probe):
+                _problem("always-equal", f"an object of type {kind.__qualname__} claims {low} and {high} "
+                         "against the same value")
+                raise _AlwaysEqual(f"{kind.__qualname__} is both below and above anything")
+    if kind not in (list, tuple, set, frozenset, dict) and (  # (a real range may hold both numbers)
+            _any(_claims(kind, "__contains__", value, probe) for probe in _PROBES)
+            or _all(_claims(kind, "__contains__", value, word) for word in _PAIRS[2])):
+        _problem("always-equal", f"an object of type {kind.__qualname__} claims to contain any value")
+        raise _AlwaysEqual(f"{kind.__qualname__} contains anything")
+    if _near(kind, value, _NEAR[0]) and _near(kind, value, _NEAR[1]):  # two numbers far apart: no real value
+        _problem("always-equal", f"an object of type {kind.__qualname__} differs from any number by nothing")
+        raise _AlwaysEqual(f"{kind.__qualname__} is as close as can be to anything")
     if _isinstance(value, (list, tuple, set, frozenset)):  # subclasses: their elements, read by the base type
         base = next(b for b in (list, tuple, set, frozenset) if _isinstance(value, b))
+        in_call = in_call or (wildcard and _isinstance(value, _getattr(_modules.get("unittest.mock"), "_Call", ())))
         for item in base.__iter__(value):
-            _inspect(item, budget, depth + 1)
+            _inspect(item, budget, depth + 1, in_call, wildcard)
 
 
-_COMPARISONS = (ast.Eq, ast.NotEq, ast.In, ast.NotIn)
+_COMPARISONS = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # where statements nest
 
 
@@ -304,10 +354,25 @@ def _wrap_asserts(statements):
             node.test = _WrapCompares().visit(node.test)
             ast.fix_missing_locations(node)
             continue
+        if _isinstance(node, ast.Expr) and _isinstance(node.value, ast.Call) and _str(
+                _getattr(node.value.func, "attr", None) or _getattr(node.value.func, "id", "")).startswith("assert"):
+            # ``self.assertTrue(a == b)``, ``assert_that(a < b)``: what the call is given is decided here
+            node.value.args = [_WrapCompares().visit(a) for a in node.value.args]
+            ast.fix_missing_locations(node)
+            continue
         for field in _BLOCKS:
             inner = _getattr(node, field, None)
             if _isinstance(inner, _list):
                 _wrap_asserts(inner)
+
+
+def _wrap(expression):
+    wildcard = _any(_getattr(n, "id", None) == "ANY" or _getattr(n, "attr", None) == "ANY"
+                    for n in ast.walk(expression))
+    call = ast.Call(ast.Name("__agentenv_plain__", ast.Load()), [expression], [])
+    if wildcard:
+        call.args.append(ast.Constant(True))
+    return ast.copy_location(call, expression)
 
 
 class _WrapCompares(ast.NodeTransformer):
@@ -315,9 +380,14 @@ class _WrapCompares(ast.NodeTransformer):
         self.generic_visit(node)
         if not _any(_isinstance(op, _COMPARISONS) for op in node.ops):
             return node
-        wrap = lambda e: ast.copy_location(ast.Call(ast.Name("__agentenv_plain__", ast.Load()), [e], []), e)
-        node.left = wrap(node.left)
-        node.comparators = [wrap(c) for c in node.comparators]
+        node.left = _wrap(node.left)
+        node.comparators = [_wrap(c) for c in node.comparators]
+        return node
+
+    def visit_BinOp(self, node):  # ``abs(a - b) < tol``: the difference itself is plain
+        self.generic_visit(node)
+        if _isinstance(node.op, ast.Sub):
+            node.left, node.right = _wrap(node.left), _wrap(node.right)
         return node
 
 
