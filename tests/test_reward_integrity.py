@@ -614,12 +614,15 @@ def test_mock_any_in_the_tests_expected_call_is_the_tests_wildcard(tmp_path):
     # scored 0. It may stand inside a ``mock.call(...)`` that the assert's own expression names; a
     # solution that hands ``mock.ANY`` to the test's mock (the actual side) is still caught.
     tests = {"tests/test_notify.py": (
-        "from unittest import mock\n\nfrom notify import notify\n\n\n"
+        "import unittest\nfrom unittest import mock\n\nfrom notify import notify\n\n\n"
         "def test_sends_greeting():\n    send = mock.Mock()\n    notify(send, 'ann')\n"
         "    assert send.call_args == mock.call('ann', mock.ANY)\n"
         "    assert send.call_args_list == [mock.call('ann', mock.ANY)]\n\n\n"
         "def test_the_greeting():\n    send = mock.Mock()\n    notify(send, 'bob')\n"
-        "    assert send.call_args == mock.call('bob', 'hello bob')\n")}
+        "    assert send.call_args == mock.call('bob', 'hello bob')\n"
+        "    send.assert_called_once_with('bob', mock.ANY)\n\n\n"
+        "class TestUnittest(unittest.TestCase):\n    def test_greeting(self):\n        send = mock.Mock()\n"
+        "        notify(send, 'cy')\n        self.assertEqual(send.call_args, mock.call('cy', mock.ANY))\n")}
     env = _single_shot_task(tmp_path, {"notify.py": "def notify(send, user):\n    pass\n", **tests}, solution="notify.py")
     try:
         env.reset()

@@ -259,8 +259,9 @@ def _make_probes():
 def _plain(value, wildcard=False):
     """*value* unchanged, after checking that it (and what it contains) is not always-equal.
 
-    *wildcard*: the operand's own expression names ``ANY``: there ``unittest.mock.ANY`` may stand in
-    a ``mock.call(...)`` (the test's wildcard), never as the value itself."""
+    ``unittest.mock.ANY`` is always-equal by design, the test's wildcard: *wildcard* ``True`` (the
+    assert's operand names ``ANY`` in its own expression) lets it stand anywhere in *value*,
+    ``"call"`` (``unittest``'s ``assertEqual``, which sees values only) inside a ``mock.call(...)``."""
     budget = [5000]
     _inspect(value, budget, 0, False, wildcard)
     return value
@@ -302,7 +303,7 @@ def _inspect(value, budget, depth, in_call, wildcard):
     kind = _type(value)
     if kind in _PLAIN:
         return
-    if in_call and wildcard and value is _getattr(_modules.get("unittest.mock"), "ANY", _Probe):
+    if (wildcard is True or (wildcard and in_call)) and value is _getattr(_modules.get("unittest.mock"), "ANY", _Probe):
         return
     if kind in (list, tuple, set, frozenset, dict):
         items = value.items() if kind is dict else value
@@ -431,7 +432,7 @@ def _install_operand_checks():
 
     def strict(method):
         def check(self, first, second, *args, **kwargs):
-            return method(self, _plain(first), _plain(second), *args, **kwargs)
+            return method(self, _plain(first, "call"), _plain(second, "call"), *args, **kwargs)
         return check
 
     for name in ("assertEqual", "assertNotEqual", "assertListEqual", "assertTupleEqual", "assertDictEqual",
