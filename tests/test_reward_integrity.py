@@ -261,19 +261,27 @@ def test_always_equal_cannot_cross_to_the_humaneval_judge():
         env.close()
 
 
-def test_a_second_scored_run_sees_the_pristine_tests(tmp_path):
-    """Code run by the first scored command cannot rewrite the tests of the next one."""
+def _calc_task(tmp_path, **fields):
+    """A task on the calc workspace (``add`` subtracts; one test), judged by ``python -m pytest -q
+    tests``; *fields* replace the task's own. Returns the task file's path."""
     (tmp_path / "ws" / "tests").mkdir(parents=True)
     (tmp_path / "ws" / "calc.py").write_text("def add(a, b):\n    return a - b\n")
     (tmp_path / "ws" / "tests" / "test_calc.py").write_text("from calc import add\n\ndef test_add():\n    assert add(2, 2) == 4\n")
-    task = {"task_id": "t.two_runs", "description": "fix add",
+    task = {"task_id": "t.calc", "description": "fix add",
             "environment_config": {"runtime": "python3.11", "dependencies": ["pytest==8.3.5"]},
             "workspace": {"root": "/app", "directory": "ws"},
-            "execution_steps": [{"action": "run_command", "command": "python calc.py"},
-                                {"action": "run_command", "command": "python -m pytest -q tests"}],
+            "execution_steps": [{"action": "run_command", "command": "python -m pytest -q tests"}],
             "reward_logic": {"type": "composite", "rules": [
-                {"metric": "test_pass_rate", "weight": 1.0, "aggregation": "last", "threshold": 1.0, "scoring": "step"}]}}
+                {"metric": "test_pass_rate", "weight": 1.0, "aggregation": "last", "threshold": 1.0, "scoring": "step"}]},
+            **fields}
     (tmp_path / "task.json").write_text(json.dumps(task))
+    return str(tmp_path / "task.json")
+
+
+def test_a_second_scored_run_sees_the_pristine_tests(tmp_path):
+    """Code run by the first scored command cannot rewrite the tests of the next one."""
+    task = _calc_task(tmp_path, execution_steps=[{"action": "run_command", "command": "python calc.py"},
+                                                 {"action": "run_command", "command": "python -m pytest -q tests"}])
     rewrite = ("import os, subprocess\n"
                "open('/app/tests/test_calc.py', 'w').write('def test_add():\\n    pass\\n')\n"
                "open('/app/conftest.py', 'w').write('')\n"
@@ -285,7 +293,7 @@ def test_a_second_scored_run_sees_the_pristine_tests(tmp_path):
                "    os._exit(0)\n"
                "def add(a, b):\n    return 0\n")
     reward, info, obs = play("agentenv/Task-v0", [{"action": "overwrite_file", "path": "calc.py", "content": rewrite}],
-                             task=str(tmp_path / "task.json"))
+                             task=task)
     assert reward == 0.0 and info["metrics"]["tests_failed"] == 1, obs["output"][-1500:]
 
 
@@ -662,22 +670,13 @@ def test_a_workspace_that_leaves_no_room_for_the_tasks_files_scores_0(tmp_path):
     # The copy of the agent's files is bounded by the judge's memory, which can exceed the size of
     # its workspace: files that fill it to the last page fit, and the task's hidden test after them
     # did not (ENOSPC). Before, that OSError crashed env.step; now it is the agent's WorkspaceRefused.
-    (tmp_path / "ws" / "tests").mkdir(parents=True)
-    (tmp_path / "ws" / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    (tmp_path / "ws" / "tests" / "test_calc.py").write_text("from calc import add\n\ndef test_add():\n    assert add(2, 2) == 4\n")
-    task = {"task_id": "t.full", "description": "fix add",
-            "environment_config": {"runtime": "python3.11", "dependencies": ["pytest==8.3.5"]},
-            "workspace": {"root": "/app", "directory": "ws"},
-            "hidden_files": {"files": {"tests/test_hidden.py": "from calc import add\n\ndef test_more():\n    assert add(1, 1) == 2\n"}},
-            "execution_steps": [{"action": "run_command", "command": "python -m pytest -q tests"}],
-            "reward_logic": {"type": "composite", "rules": [
-                {"metric": "test_pass_rate", "weight": 1.0, "aggregation": "last", "threshold": 1.0, "scoring": "step"}]},
-            "limits": {"wall_time_s": 60, "memory_mb": 512, "max_file_size_mb": 1}}  # a 64 MiB workspace, 128 MiB copied
-    (tmp_path / "task.json").write_text(json.dumps(task))
+    task = _calc_task(tmp_path, hidden_files={"files": {
+                          "tests/test_hidden.py": "from calc import add\n\ndef test_more():\n    assert add(1, 1) == 2\n"}},
+                      limits={"wall_time_s": 60, "memory_mb": 512, "max_file_size_mb": 1})  # a 64 MiB workspace, 128 MiB copied
     fill = ("avail() { df -k --output=avail /app | tail -1; }; i=0; "
             "while [ $(avail) -gt 1026 ]; do head -c 1048576 /dev/zero > fill$i; i=$((i+1)); done; "
             "head -c $(( ($(avail) - 2) * 1024 )) /dev/zero > last; df -k /app | tail -1")
-    reward, info, obs = play("agentenv/Task-v0", [{"action": "run_command", "command": fill}], task=str(tmp_path / "task.json"))
+    reward, info, obs = play("agentenv/Task-v0", [{"action": "run_command", "command": fill}], task=task)
     assert reward == 0.0 and info["reward_masked"] is False and info["infra_error"] is None, obs["output"][-1000:]
     assert info["metrics"]["error"]["type"] == "WorkspaceRefused", info["metrics"]
     assert "does not fit beside what the solution wrote" in info["metrics"]["error"]["message"]

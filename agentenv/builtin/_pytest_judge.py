@@ -73,7 +73,7 @@ _REAL_BUILTINS = vars(builtins)
 _seq = [0]
 _problems = []
 # set by start(), for this run only
-_NAME = _SETTINGS = _MAC = _FD = _TRUSTED = _ROOT = _PROBES = _PAIRS = _NEAR = _PREFIXES = _BASELINE = _HELPERS = None
+_NAME = _SETTINGS = _MAC = _FD = _TRUSTED = _ROOT = _PROBES = _PAIRS = _ORDERED = _NEAR = _PREFIXES = _BASELINE = _HELPERS = None
 _DIGESTS = {}  # a task file's sandbox path -> the SHA-256 of the task's bytes
 _compiled = {}  # a task's file pytest compiled -> whether its source had those bytes
 _plain_tests = {}  # such a file -> qualified names of its functions that only pytest marks decorate
@@ -85,7 +85,7 @@ _expected = {}  # node id -> (file, qualified name) of a test function pytest ca
 def start(entry):
     """Begin judging this run; *entry* is the file of the module pytest loaded with ``-p``, beside
     which the host wrote the run's settings and key."""
-    global _NAME, _SETTINGS, _MAC, _FD, _TRUSTED, _ROOT, _PROBES, _PAIRS, _NEAR, _PREFIXES, _BASELINE, _HELPERS, _DIGESTS
+    global _NAME, _SETTINGS, _MAC, _FD, _TRUSTED, _ROOT, _PROBES, _PAIRS, _ORDERED, _NEAR, _PREFIXES, _BASELINE, _HELPERS, _DIGESTS
     if _SETTINGS is not None:
         raise RuntimeError("the judge was started twice")
     here = os.path.dirname(os.path.abspath(entry))
@@ -114,7 +114,7 @@ def start(entry):
     _TRUSTED = frozenset(_DIGESTS)
     _ROOT = _SETTINGS.get("root", "/app").rstrip("/") + "/"
     _PREFIXES = tuple({os.path.join(os.path.abspath(p), "") for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
-    _PROBES, _PAIRS, _NEAR = _make_probes()
+    _PROBES, _PAIRS, _ORDERED, _NEAR = _make_probes()
     builtins.__agentenv_plain__ = _plain
     _install_operand_checks()
     _BASELINE = _fingerprint()
@@ -243,7 +243,8 @@ def _make_probes():
     """This run's probes, unguessable: values no real value equals (an object of nobody's type, a
     tuple), and pairs of plausible values (short decimals, small ints, words, ``approx`` of a number)
     shaped like a test's literals, so a value that is "equal to any float a test would write" is
-    caught, yet no real value can equal both of a pair. *near*: two numbers far apart."""
+    caught, yet no real value can equal both of a pair; every probe, for the ordering check; *near*:
+    two numbers far apart."""
     def unit():
         return 1 + int.from_bytes(os.urandom(6), "big") / (1 << 48)
 
@@ -253,7 +254,8 @@ def _make_probes():
     numbers = (round(unit() * 100, 2), -round(unit() * 1000, 1))
     pairs = (numbers, (int(unit() * 500), -int(unit() * 5000)), (word(), word().upper()),
              (pytest.approx(numbers[0]), pytest.approx(numbers[1])))
-    return (_Probe(), ("\x00",)), pairs, (unit() * 37, -unit() * 251)
+    opaque = (_Probe(), ("\x00",))
+    return opaque, pairs, opaque + _tuple(_chain.from_iterable(pairs)), (unit() * 37, -unit() * 251)
 
 
 def _plain(value, wildcard=False):
@@ -321,7 +323,7 @@ def _inspect(value, budget, depth, in_call, wildcard):
             _problem("always-equal", f"an object of type {kind.__qualname__} claims {op} "
                      f"{'True' if suspicious else 'False'} against any value")
             raise _AlwaysEqual(f"{kind.__qualname__} compares equal to anything")
-    for probe in _PROBES + _tuple(_chain.from_iterable(_PAIRS)):
+    for probe in _ORDERED:
         for low, high in (("__lt__", "__gt__"), ("__le__", "__ge__")):
             if _claims(kind, low, value, probe) and _claims(kind, high, value, probe):
                 _problem("always-equal", f"an object of type {kind.__qualname__} claims {low} and {high} "
