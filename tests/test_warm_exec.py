@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import pytest
@@ -290,6 +292,58 @@ def test_pytest_preloaded_by_the_runtimes_seed_is_the_pytest_a_cold_start_loads(
         assert got["cached"].startswith(runtime.env["PYTHONPYCACHEPREFIX"]), got["cached"]
         plain = box.exec("python -c 'import sys; print(sorted(m for m in sys.modules if \"pytest\" in m))'")
         assert (plain.start, plain.stdout) == ("warm", "[]\n"), plain
+
+
+def _seeds_of(zygote: int) -> int:
+    """How many seeds *zygote* holds (its children named ``agentenv-sandbox-seed``)."""
+    count = 0
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                count += ppid == zygote and f.read().startswith(b"agentenv-sandbox-seed\0")
+        except (OSError, ValueError, IndexError):
+            pass
+    return count
+
+
+@pytest.mark.skipif(ROOTLESS, reason="no warm interpreter in rootless mode")
+def test_runtimes_with_pytest_past_the_cap_fork_from_the_interpreters_plain_seed():
+    """A runtime with pytest gets a seed that preloads it (~20 MB each, for the backend's life), up
+    to MAX_RUNTIME_SEEDS of them; the runtimes after that share the interpreter's plain seed, and
+    their pytest runs are still warm and give what a cold start gives."""
+    from agentenv.builtin._nszygote import MAX_RUNTIME_SEEDS
+    base = runtime_of("venv with pytest")
+    # runtimes alike but for their bytecode cache's path (a copy of hard links): each is another
+    # preload, as a runtime with other dependencies would be
+    scratch = tempfile.mkdtemp(prefix="seed-cap-", dir=os.path.dirname(base.mounts[-1]))
+    os.chmod(scratch, 0o755)
+    b = NamespaceBackend(pool_size=0, warm=True)
+    try:
+        loaded = []
+        for i in range(MAX_RUNTIME_SEEDS + 2):
+            cache = os.path.join(scratch, str(i))
+            shutil.copytree(base.env["PYTHONPYCACHEPREFIX"], cache, copy_function=os.link)
+            runtime = RuntimeEnv(base.name, base.mounts + (cache,), {**base.env, "PYTHONPYCACHEPREFIX": cache})
+            with b.open(SandboxRequest(runtime, None, "/app", Limits(wall_time_s=30.0))) as box:
+                features = box.isolation.features["warm_start"]
+                assert features.startswith("on") and "forked from the seed" in features, features
+                loaded.append("the runtime's pytest" in features)
+                if i >= MAX_RUNTIME_SEEDS - 1:
+                    box.write_file("test_probe.py", PYTEST_PROBE.encode())
+                    warm, cold = warm_and_cold(box, "python -m pytest -q -s -p no:cacheprovider test_probe.py",
+                                               cwd="/app")
+                    assert warm.start == "warm" and warm.exit_code == cold.exit_code == 0, (warm, cold)
+                    got, want = (json.loads(r.stdout.split("PROBE", 1)[1].splitlines()[0]) for r in (warm, cold))
+                    assert got == want
+                    assert got["cached"].startswith(cache), got["cached"]
+        assert loaded == [True] * MAX_RUNTIME_SEEDS + [False, False]
+        # the runtimes' seeds and one plain seed, however many runtimes come after
+        assert _seeds_of(b._zygote.proc.pid) == MAX_RUNTIME_SEEDS + 1
+    finally:
+        b.close()
+        shutil.rmtree(scratch)
 
 
 @pytest.mark.skipif(ROOTLESS, reason="no warm interpreter in rootless mode")
