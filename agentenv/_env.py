@@ -215,7 +215,7 @@ class CodingEnv(gym.Env):
 
     @property
     def scored_runs(self) -> list[dict[str, Any]]:
-        """The metrics of every scored command of the episode's evaluations so far (dense mode: all)."""
+        """The metrics of every scored command of the episode's latest evaluation."""
         return list(self._runs)
 
     # ------------------------------------------------------------------ gym API
@@ -329,7 +329,9 @@ class CodingEnv(gym.Env):
         reward, terminated = 0.0, submit
         if evaluate:
             runs, eval_output = self._evaluation.workspace(self._sandbox, self._round)
-            self._runs = self._runs + runs if self.reward_mode == "dense" else runs
+            # each evaluation is scored on its own runs: the workspace as it is now (dense mode's score
+            # is what terminal mode would give for this workspace, whatever a rule aggregates)
+            self._runs = runs
             result = self._reward(self._runs)
             reward = result.total - self._score if self.reward_mode == "dense" else result.total
             self._score = result.total

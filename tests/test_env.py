@@ -242,6 +242,26 @@ def test_dense_rewards_sum_to_the_final_score():
     env.close()
 
 
+def test_a_dense_score_is_the_score_of_the_workspace_as_it_is_now(tmp_path):
+    """Each evaluation is scored on its own runs, whatever a rule aggregates: with "first", a score
+    kept from the episode's first evaluation scored a later solution 0 (and kept a deleted one's 1)."""
+    doc = json.load(open(example("fizzbuzz")))
+    for rule in doc["reward_logic"]["rules"]:
+        rule["aggregation"] = "first"
+    for part in ("workspace", "solution"):
+        shutil.copytree(os.path.join(EXAMPLES, "fizzbuzz", part), tmp_path / part)
+    path = tmp_path / "task.json"
+    path.write_text(json.dumps(doc))
+    unsolved = "def fizzbuzz(n):\n    return []\n"
+    for order, want in (((unsolved, solved_fizzbuzz()), 1.0), ((solved_fizzbuzz(), unsolved), 0.0)):
+        env = CodingEnv(str(path), mode="agentic", reward_mode="dense")
+        env.reset()
+        rewards = [env.step({"action": "overwrite_file", "path": "fizzbuzz.py", "content": c})[1] for c in order]
+        *_, info = env.step({"action": "submit"})
+        env.close()
+        assert info["score"] == want and sum(rewards) == pytest.approx(want), (order, rewards, info["score"])
+
+
 def test_terminate_on_success(tmp_path):
     doc = json.load(open(example("fizzbuzz")))
     doc["terminate_on_success"] = True

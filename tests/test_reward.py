@@ -62,7 +62,7 @@ def test_monotone_in_pass_rate(p1, p2, time_ms, scoring, agg):
 def test_dense_rewards_telescope_to_the_final_score(rules, runs):
     logic = RewardLogic(normalized(rules) or rules)
     previous, total = 0.0, 0.0
-    for i in range(1, len(runs) + 1):  # what the env does in reward_mode="dense"
+    for i in range(1, len(runs) + 1):  # successive evaluations' scores, as reward_mode="dense" takes them
         score = agentenv.compute_reward(logic, runs[:i], METRICS).total
         total += score - previous
         previous = score
