@@ -12,7 +12,8 @@ import pytest
 import radon.metrics
 
 import agentenv
-from agentenv_quality import MAX_FILE_BYTES, TOO_LARGE, UNANALYSABLE, analyse, maintainability, tools
+from agentenv_quality import (MAX_FILE_BYTES, MAX_FILES, TOO_LARGE, TOO_MANY_FILES, UNANALYSABLE, analyse, complexity,
+                              maintainability, tools)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 EXAMPLES = os.path.join(REPO, "tasks", "examples")
@@ -61,11 +62,55 @@ def test_files_that_do_not_parse_or_are_too_large_score_worst():
     broken = analyse({"ok.py": TIDY, "broken.py": b"def f(:\n    return\n"})
     assert broken.maintainability_index == 0.0 and broken.lint_rules.get("invalid-syntax", 0) >= 1
     huge = analyse({"huge.py": b"x = 1\n" * (MAX_FILE_BYTES // 6 + 1)})
-    assert huge.lint_rules == {TOO_LARGE: 1} and huge.maintainability_index == 0.0
+    assert huge.lint_rules == {TOO_LARGE: MAX_FILE_BYTES // 6 + 1} and huge.maintainability_index == 0.0
     # a file crafted to crash ruff (it overflows its stack) is the agent's doing: a finding, never a masked episode
     deep = analyse({"deep.py": b"x = " + b"-" * 100_000 + b"1\n", "nul.py": b"x = 1\x00\n", "tidy.py": TIDY})
     assert deep.maintainability_index == 0.0 and deep.lint_rules[UNANALYSABLE] == 1 and deep.lint_findings >= 2
     assert maintainability("") == 100.0
+
+
+def test_files_past_the_file_bound_push_no_code_out_and_still_count():
+    messy = SLOPPY + BRANCHY
+    alone = analyse({"messy.py": messy})
+    assert (alone.lint_findings, alone.cyclomatic_complexity) == (6, 13)
+    # empty files whose paths sort first cannot push the real file out of the analysed set
+    fillers = analyse({"messy.py": messy, **{f"0/{i:03}.py": b"" for i in range(MAX_FILES)}})
+    assert fillers.lint_rules == {**alone.lint_rules, TOO_MANY_FILES: 1}
+    assert (fillers.cyclomatic_complexity, fillers.maintainability_index) == (13, 0.0)
+    # pushed out by larger files, it counts a finding per line and its complexity bound: no better than measured
+    larger = TIDY + b"#" * len(messy) + b"\n"
+    pushed = analyse({"messy.py": messy, **{f"0/{i:03}.py": larger for i in range(MAX_FILES)}})
+    assert pushed.lint_rules == {TOO_MANY_FILES: messy.count(b"\n")} and pushed.lint_findings > alone.lint_findings
+    assert (pushed.cyclomatic_complexity, pushed.maintainability_index) == (1 + messy.count(b"if "), 0.0) == (14, 0.0)
+
+
+def test_a_file_that_crashes_ruff_counts_a_finding_per_line():
+    sloppy = analyse({"sloppy.py": SLOPPY})
+    crashing = b"from __future__ import annotations\n" + SLOPPY + b'v: "' + b"-" * 20_000 + b'1" = 0\n'
+    crashed = analyse({"sloppy.py": crashing})
+    assert crashed.lint_rules == {UNANALYSABLE: 6} and crashed.lint_findings >= sloppy.lint_findings
+    assert crashed.cyclomatic_complexity == sloppy.cyclomatic_complexity  # radon still reads it
+
+
+def test_a_file_radon_cannot_measure_counts_its_complexity_bound():
+    deep = BRANCHY + b"\n\ndef _unused():\n    return " + b"~" * 600 + b"1\n"
+    report = analyse({"branchy.py": deep, "tidy.py": TIDY})
+    assert (report.cyclomatic_complexity, report.maintainability_index) == (13, 0.0)
+    assert analyse({"broken.py": BRANCHY + b"def f(:\n"}).cyclomatic_complexity == 13  # as for code that does not parse
+    # the bound is never below radon's measure
+    sources = sorted(os.path.join(root, name) for top in (os.path.join(REPO, "plugins"), EXAMPLES)
+                     for root, _, names in os.walk(top) for name in names if name.endswith(".py"))
+    assert len(sources) > 20
+    for path in sources[:300]:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            code = f.read()
+        assert tools.complexity_bound(code) >= complexity(code), path
+
+
+def test_the_tools_read_the_text_python_runs_whatever_its_coding_line():
+    # in UTF-8 the code is inside a string; Python, told utf-7, reads +ACIAIgAi- as \"\"\" and runs it
+    hidden = b"# coding: utf-7\nS = \"\"\"+ACIAIgAi-\n" + BRANCHY + b"+ACIAIgAi-\"\"\"\n"
+    assert analyse({"hidden.py": hidden}).cyclomatic_complexity == 13
 
 
 def test_only_python_and_shell_files_are_measured():

@@ -12,9 +12,10 @@ METRICS = (
     agentenv.MetricInfo("lint_findings", "lower", f"ruff findings ({','.join(RUFF_RULES)}; configuration files and "
                         "noqa comments ignored) in the changed Python files; needs a threshold"),
     agentenv.MetricInfo("cyclomatic_complexity", "lower", "the largest cyclomatic complexity (radon) of a function, "
-                        "method or module body in the changed Python files; needs a threshold"),
+                        "method or module body in the changed Python files (1 + its decision keywords for a file radon "
+                        "cannot measure); needs a threshold"),
     agentenv.MetricInfo("maintainability_index", "higher", "the lowest maintainability index (radon, 0-100, "
-                        "without the comment term) of the changed Python files; 0 for a file that does not parse",
+                        "without the comment term) of the changed Python files; 0 for a file that is not analysed",
                         bound=100.0),
     agentenv.MetricInfo("shellcheck_findings", "lower", "shellcheck findings (directives and rc files ignored) in "
                         "the changed shell scripts; needs a threshold"),

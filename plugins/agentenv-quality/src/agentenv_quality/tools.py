@@ -10,8 +10,15 @@ metric would soon learn to write ``# noqa`` or a ``ruff.toml`` that turns every 
 * shellcheck runs with ``--norc`` and ``# shellcheck ...`` directive lines blanked out first;
 * radon's maintainability index is computed without its comment term (radon adds up to 50 points
   for comment lines, and comments are what an agent can add for free);
-* a file past :data:`MAX_FILE_BYTES`, or one that does not parse, is never silently skipped: it
-  counts as a finding (``AGENTENV-TOO-LARGE``) and as a maintainability index of 0.
+* every file is measured as the text Python reads (PEP 263: a ``# coding: utf-7`` line or a BOM
+  cannot show the tools other code than the interpreter runs);
+* no file is ever silently skipped or scored better than an honest analysis could score it. A
+  file a tool did not get through (past :data:`MAX_FILE_BYTES`, past the first :data:`MAX_FILES`
+  files, crashing the tool, not parsing) counts as if every non-blank line had a finding
+  (:func:`unanalysed_findings`); one radon did not get through has a maintainability index of 0
+  and the complexity bound :func:`complexity_bound` (1 + every decision keyword in the file), which
+  is never below radon's largest block. The bounds count lines and words, not what is in them, so
+  no comment or string can lower them.
 
 Aggregates are the worst file or block (the largest complexity, the lowest index) and total
 counts, never means: adding a tidy, useless file cannot dilute a bad one.
@@ -24,6 +31,7 @@ import collections
 import concurrent.futures
 import functools
 import hashlib
+import io
 import json
 import logging
 import os
@@ -33,6 +41,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import tokenize
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -49,6 +58,11 @@ MAX_FILE_BYTES = 1 << 20
 TOOL_TIMEOUT_S = 60.0
 TOO_LARGE = "AGENTENV-TOO-LARGE"
 UNANALYSABLE = "AGENTENV-UNANALYSABLE"
+TOO_MANY_FILES = "AGENTENV-TOO-MANY-FILES"
+#: the words of every construct radon counts in a block (if, elif, else, for, while, and, or, except,
+#: case, assert) and with, which other versions count. A keyword may follow a number with no space
+#: (``1if``, ``0x1for``, ``1jor``), so only a letter that cannot end a number rules a match out.
+_DECISION = re.compile(r"(?<![G-IK-Zg-ik-z_])(?:if|elif|else|for|while|and|or|except|case|assert|with)(?![0-9A-Za-z_])")
 _SHEBANG_SHELL = re.compile(rb"^#!\s*\S*?(?:/env\s+)?\b(?:sh|bash|dash|ksh|busybox\s+sh)\b")
 _SHELLCHECK_DIRECTIVE = re.compile(rb"^([ \t]*)#[ \t]*shellcheck\b[^\n]*", re.MULTILINE)
 
@@ -94,25 +108,38 @@ def is_shell(path: str, data: bytes) -> bool:
 
 def analyse(files: Mapping[str, bytes]) -> QualityReport:
     """Measure *files* (relative path -> content): Python files with ruff and radon, shell scripts
-    with shellcheck (left out, with a warning, where shellcheck is not installed)."""
-    chosen = sorted(files.items())[:MAX_FILES]
-    python = {p: d for p, d in chosen if is_python(p)}
-    shell = {p: d for p, d in chosen if not is_python(p) and is_shell(p, d)}
+    with shellcheck (left out, with a warning, where shellcheck is not installed).
+
+    The tools see at most :data:`MAX_FILES` files (a bound on the work), the largest first: files the
+    agent adds (empty ones, say) can never push its real code out of the analysed set. Every file
+    past the bound still counts, as not analysed: one ``AGENTENV-TOO-MANY-FILES`` finding per
+    non-blank line (at least one), the complexity bound and a maintainability index of 0. Being
+    the smallest, each scores no better than it would if analysed."""
+    measurable = sorted(((p, d) for p, d in files.items() if is_python(p) or is_shell(p, d)),
+                        key=lambda item: (-len(item[1]), item[0]))
+    past = {p: [TOO_MANY_FILES] * unanalysed_findings(d) for p, d in measurable[MAX_FILES:]}
+    texts = {p: _text(d) for p, d in measurable[:MAX_FILES] if is_python(p)}
+    # ruff reads UTF-8 only: it gets the text Python reads, re-encoded
+    python = {p: d if texts.get(p) is None else texts[p].encode() for p, d in measurable if is_python(p)}
+    shell = {p: d for p, d in measurable if not is_python(p)}
+
+    def counted(tool: Callable[[Mapping[str, bytes]], dict[str, list[str]] | None],
+                sources: Mapping[str, bytes]) -> dict[str, list[str]] | None:
+        """*tool*'s findings in the files within the bound, and those past it."""
+        found = tool({p: d for p, d in sources.items() if p not in past})
+        return None if found is None else {**found, **{p: past[p] for p in sources if p in past}}
+
     report: dict[str, Any] = {"python_files": len(python), "shell_files": len(shell)}
     if python:
-        findings = lint_python(python)
+        findings = counted(lint_python, python)
         rules = collections.Counter(code for codes in findings.values() for code in codes)
-        indices, complexities = [], []
-        for data in python.values():
-            code = _text(data)
-            index, cc = (0.0, None) if code is None else radon_measures(code)
-            indices.append(index)
-            if cc is not None:
-                complexities.append(cc)
+        measures = [(0.0, complexity_bound(_source(data))) if texts.get(path) is None else radon_measures(texts[path])
+                    for path, data in python.items()]
         report.update(lint_findings=sum(rules.values()), lint_rules=dict(sorted(rules.items())),
-                      maintainability_index=min(indices), cyclomatic_complexity=max(complexities, default=None))
+                      maintainability_index=min(index for index, _ in measures),
+                      cyclomatic_complexity=max(cc for _, cc in measures))
     if shell:
-        checked = run_shellcheck(shell)
+        checked = counted(run_shellcheck, shell)
         if checked is not None:
             rules = collections.Counter(code for codes in checked.values() for code in codes)
             report.update(shellcheck_findings=sum(rules.values()), shellcheck_rules=dict(sorted(rules.items())))
@@ -120,12 +147,32 @@ def analyse(files: Mapping[str, bytes]) -> QualityReport:
 
 
 def _text(data: bytes) -> str | None:
+    """The Python source text of *data* (its PEP 263 encoding); None past the size bound or undecodable."""
     if len(data) > MAX_FILE_BYTES:
         return None
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
+        return _source(data, "strict")
+    except (SyntaxError, LookupError, UnicodeError):
         return None
+
+
+def _source(data: bytes, errors: str = "replace") -> str:
+    """*data* decoded as Python decodes a source file (a BOM or a ``# coding:`` line, else UTF-8);
+    unless *errors* is strict, Latin-1 where Python would refuse the declared encoding."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding, errors)
+    except (SyntaxError, LookupError):
+        if errors == "strict":
+            raise
+        return data.decode("latin-1")
+
+
+def unanalysed_findings(data: bytes) -> int:
+    """The findings a file counts as where a tool did not get through it: as if every non-blank line
+    had one, and at least one. Honest code rarely has more findings than lines (and clean code none),
+    so failing a tool on purpose does not pay."""
+    return max(1, sum(1 for line in data.splitlines() if line.strip()))
 
 
 # --------------------------------------------------------------------------- ruff
@@ -141,7 +188,10 @@ def ruff_binary() -> str:
 
 def lint_python(sources: Mapping[str, bytes]) -> dict[str, list[str]]:
     """Ruff's findings per file (rule codes, ``invalid-syntax`` for a file that does not parse), from
-    one ruff run over copies of the files; a file past the size bound is one ``AGENTENV-TOO-LARGE``."""
+    one ruff run over copies of the files. A file ruff did not get through counts as
+    :func:`unanalysed_findings`: one past the size bound as ``AGENTENV-TOO-LARGE``, one that
+    crashed it as ``AGENTENV-UNANALYSABLE``, and one that does not parse (where ruff's findings
+    stop, or another Python runs it) is made up to that count with ``AGENTENV-UNANALYSABLE``."""
     argv = [ruff_binary(), "check", "--isolated", "--ignore-noqa", "--no-cache", "--quiet", "--exit-zero",
             "--output-format", "json", "--line-length", str(RUFF_LINE_LENGTH), "--select", ",".join(RUFF_RULES)]
 
@@ -151,7 +201,11 @@ def lint_python(sources: Mapping[str, bytes]) -> dict[str, list[str]]:
         except (ValueError, AttributeError) as exc:
             raise QualityToolError(f"ruff printed something that is not JSON: {out[:200]!r}") from exc
 
-    return _findings("ruff", argv, sources, ".py", (0,), parse, stdin=lambda name: [f"--stdin-filename={name}", "-"])
+    found = _findings("ruff", argv, sources, ".py", (0,), parse, stdin=lambda name: [f"--stdin-filename={name}", "-"])
+    for path, codes in found.items():
+        if "invalid-syntax" in codes:
+            codes += [UNANALYSABLE] * (unanalysed_findings(sources[path]) - len(codes))
+    return found
 
 
 def _findings(tool: str, argv: list[str], sources: Mapping[str, bytes], suffix: str, ok_codes: tuple[int, ...],
@@ -164,10 +218,12 @@ def _findings(tool: str, argv: list[str], sources: Mapping[str, bytes], suffix: 
 
     The files are the agent's, and a crafted one can crash a tool (ruff overflows its stack on a
     deep enough expression). That is the agent's doing, so it must not mask the episode: when the
-    batch fails, each file runs alone, and a file the tool cannot get through counts as one
-    ``AGENTENV-UNANALYSABLE`` finding. Only a tool that fails on an empty file is the machinery's
-    failure (:class:`QualityToolError`)."""
-    found = {path: [TOO_LARGE] if len(data) > MAX_FILE_BYTES else [] for path, data in sources.items()}
+    batch fails, each file runs alone, and a file the tool cannot get through counts as
+    ``AGENTENV-UNANALYSABLE`` findings, one per non-blank line (:func:`unanalysed_findings`), as
+    a file past the size bound does with ``AGENTENV-TOO-LARGE``. Only a tool that fails on an empty
+    file is the machinery's failure (:class:`QualityToolError`)."""
+    found = {path: [TOO_LARGE] * unanalysed_findings(data) if len(data) > MAX_FILE_BYTES else []
+             for path, data in sources.items()}
     small = {p: d for p, d in sources.items() if len(d) <= MAX_FILE_BYTES}
     if not small:
         return found
@@ -195,7 +251,7 @@ def _findings(tool: str, argv: list[str], sources: Mapping[str, bytes], suffix: 
         results = []
         for path, data in small.items():  # within the same deadline: a file that hangs the tool costs it once
             alone = run({path: data}) if time.monotonic() < deadline else None
-            results.extend(alone if alone is not None else [(path, UNANALYSABLE)])
+            results.extend(alone if alone is not None else [(path, UNANALYSABLE)] * unanalysed_findings(data))
     for path, code in results:
         found[path].append(code)
     return found
@@ -245,10 +301,11 @@ def _run(argv: list[str], cwd: str | None, tool: str, ok_codes: tuple[int, ...],
 
 # --------------------------------------------------------------------------- radon
 
-def radon_measures(code: str) -> tuple[float, int | None]:
+def radon_measures(code: str) -> tuple[float, int]:
     """Radon's maintainability index (0-100) without the comment term, and the largest cyclomatic
-    complexity of a function, method or the module body, from one parse. Code that does not parse:
-    an index of 0 and no complexity."""
+    complexity of a function, method or the module body, from one parse. Code radon cannot get
+    through (it does not parse, or is deep enough to exhaust radon's recursion): an index of 0 and
+    :func:`complexity_bound`."""
     from radon.metrics import h_visit_ast, mi_compute
     from radon.raw import analyze
     from radon.visitors import ComplexityVisitor
@@ -257,7 +314,7 @@ def radon_measures(code: str) -> tuple[float, int | None]:
         tree = ast.parse(code)
         visitor = ComplexityVisitor.from_ast(tree)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return 0.0, None
+        return 0.0, complexity_bound(code)
     blocks = [visitor.complexity, *(fn.complexity for fn in visitor.functions),
               *(m.complexity for cls in visitor.classes for m in cls.methods)]
     try:  # radon's mi_parameters(code, count_multi=False), with the tree and visitor above
@@ -267,8 +324,17 @@ def radon_measures(code: str) -> tuple[float, int | None]:
     return round(float(mi_compute(volume, visitor.total_complexity, lloc, 0)), 2), int(max(blocks))
 
 
-def complexity(code: str) -> int | None:
-    """The largest cyclomatic complexity of a function, method or the module body (None: does not parse)."""
+def complexity_bound(code: str) -> int:
+    """A complexity no block of *code* exceeds, for code radon cannot measure: 1 + the number of
+    decision keywords anywhere in it. Radon adds at most 1 per such keyword to a block that starts
+    at 1 (a ``for``/``while``/``try`` ``else`` adds 1 for its ``else``); words in strings and comments
+    count too, so hiding code cannot lower it."""
+    return 1 + len(_DECISION.findall(code))
+
+
+def complexity(code: str) -> int:
+    """The largest cyclomatic complexity of a function, method or the module body
+    (:func:`complexity_bound` where radon cannot measure it)."""
     return radon_measures(code)[1]
 
 
