@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 
@@ -11,6 +12,23 @@ import gymnasium as gym
 
 import agentenv
 from agentenv import AGENTIC, SINGLE_SHOT, TaskSpecError, UnknownNameError
+
+# What a terminal would act on instead of showing: C0 controls but \n and \t (ESC starts the
+# CSI/OSC sequences that recolour, conceal, move the cursor, retitle the window or write the
+# clipboard; \r and \b rewrite a line), DEL, the C1 controls (\x9b is a one-byte CSI), the bidi
+# overrides and isolates (text shown in another order than it is), and lone surrogates (which
+# print cannot encode).
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def visible(text: object) -> str:
+    r"""*text* made safe to print to a terminal or a log: every control character but newline and
+    tab is shown as Python's repr shows it (``\x1b``, ``\r``, ``\u202e``) instead of acting.
+
+    Everything the CLI prints that an agent, the code it ran, or a task file chose (step actions
+    and outputs, error messages, task ids, file names) goes through here; text this module writes
+    itself does not."""
+    return _UNSAFE.sub(lambda m: repr(m.group())[1:-1], str(text))
 
 
 def _list_configure(p) -> None:
@@ -33,7 +51,8 @@ def _list_run(args) -> int:
         print(json.dumps(rows, indent=1))
         return 0
     table = [("TASK ID", "SUITE", "ENV ID", "PATH")] + [
-        (r["task_id"], r["suite"], r["env_id"], os.path.relpath(r["path"])) for r in rows]
+        (visible(r["task_id"]), visible(r["suite"]), visible(r["env_id"]), visible(os.path.relpath(r["path"])))
+        for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(3)]
     for row in table:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[3])
@@ -55,14 +74,15 @@ def _validate_run(args) -> int:
             task = agentenv.load_task(path)
         except TaskSpecError as exc:
             bad += 1
-            print(exc, file=sys.stderr)
+            print(visible(exc), file=sys.stderr)
             continue
         warnings = agentenv.task_warnings(task)
         if warnings:
             warned += 1
-            print(f"{path}: {len(warnings)} warning(s) (the task loads; fix them unless they are meant)", file=sys.stderr)
+            print(f"{visible(path)}: {len(warnings)} warning(s) (the task loads; fix them unless they are meant)",
+                  file=sys.stderr)
             for warning in warnings:
-                print(f"  - {warning}", file=sys.stderr)
+                print(f"  - {visible(warning)}", file=sys.stderr)
     print(f"{len(files) - bad} valid, {bad} invalid" + (f", {warned} with warnings" if warned else ""))
     return 1 if bad or not files or (args.strict and warned) else 0
 
@@ -148,14 +168,15 @@ def _run_run(args) -> int:
     if args.json:
         print(json.dumps({"result": summary, "trajectory": records}, indent=1))
     else:
+        # The actions and outputs are the agent's and its code's: untrusted, escaped (see visible).
         for i, step in enumerate(result.steps, 1):
             action = step["action"] if isinstance(step["action"], str) else json.dumps(step["action"])
-            print(f"--- step {i}: {action[:200]!s}")
-            print(step["output"][-3000:])
-        print(f"=== {result.task_id} [{mode}] agent={args.agent}: reward={result.reward:.3f} "
+            print(f"--- step {i}: {visible(action[:200])}")
+            print(visible(str(step["output"])[-3000:]))
+        print(f"=== {visible(result.task_id)} [{mode}] agent={args.agent}: reward={result.reward:.3f} "
               f"success={result.success} rounds={result.rounds}"
-              + (f" MASKED ({result.infra_error})" if result.reward_masked else "")
-              + (f" AGENT ERROR ({result.error})" if result.cause == "agent_error" else ""))
+              + (f" MASKED ({visible(result.infra_error)})" if result.reward_masked else "")
+              + (f" AGENT ERROR ({visible(result.error)})" if result.cause == "agent_error" else ""))
     return 0
 
 
@@ -186,7 +207,7 @@ def _demo_run(args) -> int:
                     cells.append("masked" if result.reward_masked else f"{result.reward:.3f}")
             finally:
                 env.close()
-            print(f"{task.task_id:<34} {mode:<12}" + "".join(f"{c:>11}" for c in cells)
+            print(f"{visible(task.task_id):<34} {mode:<12}" + "".join(f"{c:>11}" for c in cells)
                   + f"{time.monotonic() - start:>9.2f}", flush=True)
     if masked:
         print(f"{masked} episode(s) hit an infrastructure failure (masked)")
