@@ -290,20 +290,41 @@ class Evaluation:
 
     # ------------------------------------------------------------------ coverage of the task's tests
     def _check_coverage(self, fmt: ReportFormat, command: str, report: TestReport) -> TestReport:
-        """Refuse a report that lacks tests a trusted collection of the task found.
+        """Refuse a report that lacks tests a trusted collection of the task found, and leave out of
+        it the tests of the task's own files that the collection did not find.
 
         Code under test runs inside the test process and could forge the report; a forgery must then
         also name every test of the task (hidden ones included), which it cannot learn from its own
-        workspace. Parameter ids are ignored, since they may depend on the solution."""
+        workspace. A test without parameters must be there by its very id (``test_x[0]`` does not
+        stand in for ``test_x``); a parametrized one by at least one of its ids, which may depend on
+        the solution. A test the task's files do not have (one that code under test added to a test
+        module) does not count: passing ones would raise the pass rate."""
         expected = self._expected_tests(fmt, command)
-        if expected:
-            missing = expected - {_base_test_id(n) for n in report.outcomes}
-            if missing:
-                return dataclasses.replace(report, status="incomplete", error={
-                    "type": "IncompleteReport",
-                    "message": f"the test report lacks {len(missing)} of the task's {len(expected)} tests, "
-                               f"e.g. {sorted(missing)[0]}"})
+        if not expected:
+            return self._check_xfails(fmt, command, report)
+        plain = {n for n in expected if "[" not in n}
+        parametrized = {_base_test_id(n) for n in expected if "[" in n}
+        given = {_base_test_id(n) for n in report.outcomes if "[" in n}
+        missing = sorted(plain - set(report.outcomes)) + sorted(parametrized - given)
+        if missing:
+            return dataclasses.replace(report, status="incomplete", error={
+                "type": "IncompleteReport",
+                "message": f"the test report lacks {len(missing)} of the task's {len(plain) + len(parametrized)} "
+                           f"tests, e.g. {missing[0]}"})
+        extra = [n for n in report.outcomes if n not in plain and not ("[" in n and _base_test_id(n) in parametrized)
+                 and self._task_owned(n.partition("::")[0])]
+        if extra:
+            report = dataclasses.replace(
+                report, outcomes={n: o for n, o in report.outcomes.items() if n not in extra},
+                xfailed=report.xfailed - set(extra), error=report.error or {
+                    "type": "UnknownTests", "test": sorted(extra)[0],
+                    "message": f"{len(extra)} test(s) of the task's files that the task does not have were "
+                               f"left out, e.g. {sorted(extra)[0]} (added by code under test)"})
         return self._check_xfails(fmt, command, report)
+
+    def _task_owned(self, rel: str) -> bool:
+        """Whether *rel* is a file whose content the task decides (a protected or hidden file)."""
+        return rel in self.hidden or (rel in self.pristine and matches_any(rel, self.protected))
 
     def _check_xfails(self, fmt: ReportFormat, command: str, report: TestReport) -> TestReport:
         """An expected failure counts as passed only where the task marked the test xfail: code under
@@ -311,7 +332,7 @@ class Evaluation:
         module, ``add_marker``), would otherwise turn every failure into a pass."""
         if not report.xfailed:
             return report
-        marked = self._expected_tests(fmt, command, marker="xfail")
+        marked = {_base_test_id(n) for n in self._expected_tests(fmt, command, marker="xfail")}
         unmarked = sorted(n for n in report.xfailed if _base_test_id(n) not in marked)
         if not unmarked:
             return report
@@ -325,18 +346,23 @@ class Evaluation:
                            f"e.g. {unmarked[0]}: counted as failed"})
 
     def _expected_tests(self, fmt: ReportFormat, command: str, marker: str | None = None) -> frozenset[str]:
+        """The ids of the tests *command* runs, as a trusted collection of the task lists them."""
         key = (self._cache_key, tuple(sorted(self.hidden)), fmt.name, command, marker)
         with _COLLECTED_LOCK:
             if key in _COLLECTED:
                 return _COLLECTED[key]
         ids: frozenset[str] = frozenset()
         collect = fmt.collect_command(command, marker) if marker else fmt.collect_command(command)
-        if collect:
+        # the pristine workspace, or where its tests do not collect there (they import a module the
+        # agent is to write), the task's reference solution in it
+        reference = self.task.reference_solution.read() if self.task.reference_solution else {}
+        for solution in ({}, reference) if collect else ():
             with self.open_sandbox() as judge:
-                for rel, data in self.hidden.items():
+                for rel, data in [*solution.items(), *self.hidden.items()]:
                     judge.write_file(rel, data)
-                result = judge.exec(collect, timeout_s=self.task.limits.wall_time_s)
-            ids = frozenset(_base_test_id(t) for t in fmt.collected_tests(result))
+                ids = fmt.collected_tests(judge.exec(collect, timeout_s=self.task.limits.wall_time_s))
+            if ids or not reference:
+                break
         with _COLLECTED_LOCK:
             _COLLECTED[key] = ids
         return ids

@@ -73,19 +73,20 @@ _REAL_BUILTINS = vars(builtins)
 _seq = [0]
 _problems = []
 # set by start(), for this run only
-_NAME = _SETTINGS = _MAC = _FD = _TRUSTED = _ROOT = _PROBES = _PAIRS = _ORDERED = _NEAR = _PREFIXES = _BASELINE = _HELPERS = None
+_NAME = _SETTINGS = _MAC = _FD = _TRUSTED = _ROOT = _PROBES = _PAIRS = _ORDERED = _NEAR = _TYPED = _LONG = _PREFIXES = _BASELINE = _HELPERS = None
 _DIGESTS = {}  # a task file's sandbox path -> the SHA-256 of the task's bytes
 _compiled = {}  # a task's file pytest compiled -> whether its source had those bytes
 _plain_tests = {}  # such a file -> qualified names of its functions that only pytest marks decorate
 _imports = {}  # such a file -> name -> (module, attribute or None) its top-level imports bind
 _codes = {}  # such a file -> qualified name -> the code objects pytest compiled for it
 _expected = {}  # node id -> (file, qualified name) of a test function pytest calls as compiled
+_globals = {}  # such a file -> (the names its module level binds, whether it star-imports)
 
 
 def start(entry):
     """Begin judging this run; *entry* is the file of the module pytest loaded with ``-p``, beside
     which the host wrote the run's settings and key."""
-    global _NAME, _SETTINGS, _MAC, _FD, _TRUSTED, _ROOT, _PROBES, _PAIRS, _ORDERED, _NEAR, _PREFIXES, _BASELINE, _HELPERS, _DIGESTS
+    global _NAME, _SETTINGS, _MAC, _FD, _TRUSTED, _ROOT, _PROBES, _PAIRS, _ORDERED, _NEAR, _TYPED, _LONG, _PREFIXES, _BASELINE, _HELPERS, _DIGESTS
     if _SETTINGS is not None:
         raise RuntimeError("the judge was started twice")
     here = os.path.dirname(os.path.abspath(entry))
@@ -114,7 +115,7 @@ def start(entry):
     _TRUSTED = frozenset(_DIGESTS)
     _ROOT = _SETTINGS.get("root", "/app").rstrip("/") + "/"
     _PREFIXES = tuple({os.path.join(os.path.abspath(p), "") for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
-    _PROBES, _PAIRS, _ORDERED, _NEAR = _make_probes()
+    _PROBES, _PAIRS, _ORDERED, _NEAR, _TYPED, _LONG = _make_probes()
     builtins.__agentenv_plain__ = _plain
     _install_operand_checks()
     _BASELINE = _fingerprint()
@@ -244,18 +245,32 @@ def _make_probes():
     tuple), and pairs of plausible values (short decimals, small ints, words, ``approx`` of a number)
     shaped like a test's literals, so a value that is "equal to any float a test would write" is
     caught, yet no real value can equal both of a pair; every probe, for the ordering check; *near*:
-    two numbers far apart."""
+    two numbers far apart; *typed*: a pair for each built-in type a value may subclass (a list
+    "equal to any list" passes no probe of another type). Words vary in length and alphabet from
+    run to run, so that no shape of string can be told apart as the judge's; the last item: two
+    long words, for "contains anything" (a real text may hold a short word)."""
     def unit():
         return 1 + int.from_bytes(os.urandom(6), "big") / (1 << 48)
 
-    def word():
-        return "".join("etaoinshrdlucmfwyp"[b % 18] for b in os.urandom(7))
+    def word(least=1):
+        size, style = least + os.urandom(1)[0] % 12, os.urandom(1)[0] % _len(_ALPHABETS)
+        return "".join(_ALPHABETS[style][b % _len(_ALPHABETS[style])] for b in os.urandom(size))
 
     numbers = (round(unit() * 100, 2), -round(unit() * 1000, 1))
-    pairs = (numbers, (int(unit() * 500), -int(unit() * 5000)), (word(), word().upper()),
-             (pytest.approx(numbers[0]), pytest.approx(numbers[1])))
+    ints = (int(unit() * 500), -int(unit() * 5000))
+    words = (word(), word().upper() + word())
+    pairs = (numbers, ints, words, (pytest.approx(numbers[0]), pytest.approx(numbers[1])))
     opaque = (_Probe(), ("\x00",))
-    return opaque, pairs, opaque + _tuple(_chain.from_iterable(pairs)), (unit() * 37, -unit() * 251)
+    typed = {str: words, bytes: _tuple(w.encode() for w in words), int: ints, float: numbers,
+             list: ([words[0], ints[0]], [numbers[1]]), tuple: ((words[0], ints[0]), (numbers[1],)),
+             dict: ({words[0]: ints[0]}, {numbers[1]: words[1]}), set: ({words[0], ints[0]}, {numbers[1]}),
+             frozenset: (frozenset((words[0], ints[0])), frozenset((numbers[1],)))}
+    return (opaque, pairs, opaque + _tuple(_chain.from_iterable(pairs)), (unit() * 37, -unit() * 251), typed,
+            (word(16), word(16)))
+
+
+_ALPHABETS = ("etaoinshrdlucmfwyp", "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+              "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ _-.,", "0123456789")
 
 
 def _plain(value, wildcard=False):
@@ -316,82 +331,132 @@ def _inspect(value, budget, depth, in_call, wildcard):
             else:
                 _inspect(item, budget, depth + 1, in_call, wildcard)
         return
-    for op, suspicious in (("__eq__", True), ("__ne__", False)):
-        if _any(_claims(kind, op, value, probe) is suspicious for probe in _PROBES) or _any(
-                _claims(kind, op, value, a) is suspicious and _claims(kind, op, value, b) is suspicious
-                for a, b in _PAIRS):
-            _problem("always-equal", f"an object of type {kind.__qualname__} claims {op} "
-                     f"{'True' if suspicious else 'False'} against any value")
-            raise _AlwaysEqual(f"{kind.__qualname__} compares equal to anything")
+    typed = [pair for base, pair in _TYPED.items() if _isinstance(value, base)]  # (a subclass: exact types left)
+    if _any(_claims(kind, "__eq__", value, a) and _claims(kind, "__eq__", value, b) for a, b in typed) or _any(
+            _claims(kind, "__eq__", value, probe) for probe in _PROBES) or _any(
+            _claims(kind, "__eq__", value, a) and _claims(kind, "__eq__", value, b) for a, b in _PAIRS):
+        _claimed(kind, "claims __eq__ True against any value")
+    # ``__ne__`` False counts only where ``==`` says equal too: ``not self.__eq__(other)`` over an
+    # ``__eq__`` that returns NotImplemented says False to everything and is an old idiom, not a claim
+    if _any(_claims(kind, "__ne__", value, probe) is False and _equal(value, probe) for probe in _PROBES) or _any(
+            _claims(kind, "__ne__", value, a) is False and _claims(kind, "__ne__", value, b) is False
+            and _equal(value, a) and _equal(value, b) for a, b in _PAIRS):
+        _claimed(kind, "claims __ne__ False against any value")
     for probe in _ORDERED:
         for low, high in (("__lt__", "__gt__"), ("__le__", "__ge__")):
             if _claims(kind, low, value, probe) and _claims(kind, high, value, probe):
-                _problem("always-equal", f"an object of type {kind.__qualname__} claims {low} and {high} "
-                         "against the same value")
-                raise _AlwaysEqual(f"{kind.__qualname__} is both below and above anything")
+                _claimed(kind, f"claims {low} and {high} against the same value")
     if kind not in (list, tuple, set, frozenset, dict) and (  # (a real range may hold both numbers)
             _any(_claims(kind, "__contains__", value, probe) for probe in _PROBES)
-            or _all(_claims(kind, "__contains__", value, word) for word in _PAIRS[2])):
-        _problem("always-equal", f"an object of type {kind.__qualname__} claims to contain any value")
-        raise _AlwaysEqual(f"{kind.__qualname__} contains anything")
+            or _all(_claims(kind, "__contains__", value, word) for word in _LONG)):
+        _claimed(kind, "claims to contain any value")
     if _near(kind, value, _NEAR[0]) and _near(kind, value, _NEAR[1]):  # two numbers far apart: no real value
-        _problem("always-equal", f"an object of type {kind.__qualname__} differs from any number by nothing")
-        raise _AlwaysEqual(f"{kind.__qualname__} is as close as can be to anything")
-    if _isinstance(value, (list, tuple, set, frozenset)):  # subclasses: their elements, read by the base type
-        base = next(b for b in (list, tuple, set, frozenset) if _isinstance(value, b))
+        _claimed(kind, "differs from any number by nothing")
+    if _isinstance(value, (list, tuple, set, frozenset, dict)):  # subclasses: their elements, read by the base type
+        base = next(b for b in (list, tuple, set, frozenset, dict) if _isinstance(value, b))
         in_call = in_call or (wildcard and _isinstance(value, _getattr(_modules.get("unittest.mock"), "_Call", ())))
-        for item in base.__iter__(value):
+        for item in (_chain.from_iterable(dict.items(value)) if base is dict else base.__iter__(value)):
             _inspect(item, budget, depth + 1, in_call, wildcard)
+
+
+def _equal(value, probe):
+    """``value == probe`` as the ``assert`` takes it (reflected, NotImplemented falling back to identity)."""
+    try:
+        return _bool(value == probe)
+    except Exception:
+        return False
+
+
+def _claimed(kind, claim):
+    _problem("always-equal", f"an object of type {kind.__qualname__} {claim}")
+    raise _AlwaysEqual(f"{kind.__qualname__} {claim}")
 
 
 _COMPARISONS = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # where statements nest
 
 
-def _wrap_asserts(statements):
+def _wrap_asserts(statements, sealed=False):
     """In ``assert`` statements, ``a == b`` becomes ``__agentenv_plain__(a) == __agentenv_plain__(b)``.
     Only statements are walked (an assert is one), so a module without asserts costs a few
-    attribute reads per statement: pytest rewrites every plugin module it loads, each run."""
+    attribute reads per statement: pytest rewrites every plugin module it loads, each run.
+
+    *sealed* (a task's file): the check is not looked up by name, which a global of the test
+    module (set by code under test) would shadow, but loaded as a constant of the compiled code
+    (``_seal``): the call reads ``(MARK if True else None)(a)``, and the code's constant MARK becomes
+    the check (an object that pytest's explanations show as ``__agentenv_plain__``)."""
+    wrapper = _WrapCompares(sealed)
     for node in statements:
         if _isinstance(node, ast.Assert):
-            node.test = _WrapCompares().visit(node.test)
+            node.test = wrapper.visit(node.test)
             ast.fix_missing_locations(node)
             continue
         if _isinstance(node, ast.Expr) and _isinstance(node.value, ast.Call) and _str(
                 _getattr(node.value.func, "attr", None) or _getattr(node.value.func, "id", "")).startswith("assert"):
             # ``self.assertTrue(a == b)``, ``assert_that(a < b)``: what the call is given is decided here
-            node.value.args = [_WrapCompares().visit(a) for a in node.value.args]
+            node.value.args = [wrapper.visit(a) for a in node.value.args]
             ast.fix_missing_locations(node)
             continue
         for field in _BLOCKS:
             inner = _getattr(node, field, None)
             if _isinstance(inner, _list):
-                _wrap_asserts(inner)
-
-
-def _wrap(expression):
-    wildcard = _any(_getattr(n, "id", None) == "ANY" or _getattr(n, "attr", None) == "ANY"
-                    for n in ast.walk(expression))
-    call = ast.Call(ast.Name("__agentenv_plain__", ast.Load()), [expression], [])
-    if wildcard:
-        call.args.append(ast.Constant(True))
-    return ast.copy_location(call, expression)
+                _wrap_asserts(inner, sealed)
 
 
 class _WrapCompares(ast.NodeTransformer):
+    def __init__(self, sealed):
+        self.sealed = sealed
+
+    def wrap(self, expression):
+        wildcard = _any(_getattr(n, "id", None) == "ANY" or _getattr(n, "attr", None) == "ANY"
+                        for n in ast.walk(expression))
+        if self.sealed:  # (a constant called directly would be a SyntaxWarning; pytest shows this one's repr)
+            check = ast.IfExp(ast.Constant(True), ast.Constant(_MARK), ast.Constant(None))
+        else:
+            check = ast.Name("__agentenv_plain__", ast.Load())
+        call = ast.Call(check, [expression], [])
+        if wildcard:
+            call.args.append(ast.Constant(True))
+        return ast.copy_location(call, expression)
+
     def visit_Compare(self, node):
         self.generic_visit(node)
         if not _any(_isinstance(op, _COMPARISONS) for op in node.ops):
             return node
-        node.left = _wrap(node.left)
-        node.comparators = [_wrap(c) for c in node.comparators]
+        node.left = self.wrap(node.left)
+        node.comparators = [self.wrap(c) for c in node.comparators]
         return node
 
     def visit_BinOp(self, node):  # ``abs(a - b) < tol``: the difference itself is plain
         self.generic_visit(node)
         if _isinstance(node.op, ast.Sub):
-            node.left, node.right = _wrap(node.left), _wrap(node.right)
+            node.left, node.right = self.wrap(node.left), self.wrap(node.right)
         return node
+
+
+# the constant a sealed check is compiled as, replaced by the check itself (see _wrap_asserts)
+_MARK = "\x00agentenv-plain-" + os.urandom(12).hex()
+
+
+class _Check:
+    """:func:`_plain`, as a sealed test module holds it; shown by its name in pytest's explanations."""
+    __slots__ = ()
+
+    def __call__(self, value, wildcard=False):
+        return _plain(value, wildcard)
+
+    def __repr__(self):
+        return "__agentenv_plain__"
+
+
+_CHECK = _Check()
+
+
+def _seal(code):
+    """*code* and the code objects it holds, with the constant _MARK replaced by the check."""
+    consts = _tuple(_CHECK if _type(c) is _str and c == _MARK else _seal(c) if _isinstance(c, types.CodeType) else c
+                    for c in code.co_consts)
+    return code.replace(co_consts=consts)
 
 
 def _install_operand_checks():
@@ -399,28 +464,42 @@ def _install_operand_checks():
 
     original = rewrite.rewrite_asserts
 
+    rewrite_test = _getattr(rewrite, "_rewrite_test", None)
+    sealing = rewrite_test is not None and _getattr(types.CodeType, "replace", None) is not None  # (Python 3.8+)
+
     def rewrite_asserts(mod, source, module_path=None, config=None):
-        if _check_source(module_path, source):
+        task_file = _check_source(module_path, source)
+        if task_file:
+            path = _abspath(_str(module_path))
             stored = {_getattr(n, "id", None) or _getattr(n, "attr", None) for n in ast.walk(mod)
                       if _isinstance(_getattr(n, "ctx", None), ast.Store)}  # ``test_x = wrap(test_x)``
-            _plain_tests[_abspath(_str(module_path))] = {name for name in _undecorated(mod.body, "")
-                                                        if name.rsplit(".", 1)[-1] not in stored}
-            _imports[_abspath(_str(module_path))] = _bindings(mod.body)
-        _wrap_asserts(mod.body)
+            _plain_tests[path] = {name for name in _undecorated(mod.body, "") if name.rsplit(".", 1)[-1] not in stored}
+            _imports[path] = _bindings(mod.body)
+            _globals[path] = _module_names(mod)
+        _wrap_asserts(mod.body, sealed=bool(task_file) and sealing)
         return original(mod, source, module_path, config)
 
     rewrite.rewrite_asserts = rewrite_asserts
-    rewrite_test = _getattr(rewrite, "_rewrite_test", None)
 
     def _rewrite_test(fn, config):
         result = rewrite_test(fn, config)
         path = _abspath(_str(fn))
         if _compiled.get(path):  # (a file imported under two names is compiled twice: both count)
+            if sealing:
+                result = (result[0], _seal(result[1]))
             _collect_codes(result[1], "", _codes.setdefault(path, {}))
         return result
 
     if rewrite_test is not None:
         rewrite._rewrite_test = _rewrite_test
+    write_pyc = _getattr(rewrite, "_write_pyc", None)
+    if write_pyc is not None:
+        def _write_pyc(state, co, *args, **kwargs):
+            if _abspath(_str(co.co_filename)) in _DIGESTS:
+                return False  # a task's file is compiled from source every run (and its sealed code has no bytes)
+            return write_pyc(state, co, *args, **kwargs)
+
+        rewrite._write_pyc = _write_pyc
     read_pyc = _getattr(rewrite, "_read_pyc", None)
     if read_pyc is not None:
         def _read_pyc(source, pyc, *args, **kwargs):
@@ -475,6 +554,48 @@ def _bindings(statements):
     return found
 
 
+def _module_names(mod):
+    """What a module's own code may bind as globals (every name it stores, defines or imports, in
+    any scope: more than it binds, never less), and whether it star-imports (``from m import *``)."""
+    names, stars = set(), []
+    for node in ast.walk(mod):
+        if _isinstance(node, ast.Name) and not _isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif _isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif _isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name == "*":
+                    stars.append(node.module)
+                else:
+                    names.add(alias.asname or alias.name.partition(".")[0])
+        elif _isinstance(node, ast.Global):
+            names.update(node.names)
+        elif _isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+    return frozenset(names), bool(stars)
+
+
+def _check_globals(item, space):
+    """The test module's globals shadow no builtin that its own code does not bind: code under test
+    can put a ``range`` that yields nothing, or an ``all`` that is always true, into the module that
+    imported it (a star import binds what the module it names has)."""
+    names, stars = _globals.get(_abspath(_str(_getattr(item, "path", ""))), (None, False))
+    if names is None:
+        return
+    found = []
+    for name, value in _list(space.items()):
+        if name in names or name not in _REAL_BUILTINS or (name[:2] == "__" and name != "__agentenv_plain__"):
+            continue
+        if stars and _any(_getattr(m, "__dict__", {}).get(name, _GONE) is value for m in _list(_modules.values())
+                          if _isinstance(m, types.ModuleType)):
+            continue
+        found.append(name)
+    if found:
+        _problem("runner-modified", f"{item.nodeid}: the test module's globals shadow builtins that its code does "
+                 f"not bind ({', '.join(_sorted(found)[:5])}): put there by code under test")
+
+
 def _check_bindings(item):
     """Once a test's fixtures are torn down: the names the test module imported from outside the
     workspace are still what they name (code under test could hand the tests a ``pytest`` whose
@@ -483,6 +604,7 @@ def _check_bindings(item):
     space = _getattr(_getattr(item, "module", None), "__dict__", None)
     if path not in _imports or not _isinstance(space, dict):
         return
+    _check_globals(item, space)
     changed = []
     for name, (modname, attr) in _imports[path].items():
         module = _modules.get(modname)
@@ -747,23 +869,35 @@ def pytest_collection(session):
 def pytest_itemcollected(item):
     _item_types[item.nodeid] = (_type(item), item.session, item.config)
     path = _abspath(_str(_getattr(item, "path", "")))
-    if _type(item).__name__ == "Function" and path in _plain_tests:
-        classes = [n.name for n in item.listchain() if _type(n).__name__ == "Class"]
-        name = ".".join(classes + [_getattr(item, "originalname", None) or item.name])
-        if name in _plain_tests[path]:
-            _expected[item.nodeid] = (path, name)
+    if path not in _plain_tests or _type(item).__name__ not in ("Function", "TestCaseFunction"):
+        return
+    classes = [n.name for n in item.listchain() if _type(n).__name__ in ("Class", "UnitTestCase")]
+    name = ".".join(classes + [_getattr(item, "originalname", None) or item.name])
+    if name in _plain_tests[path]:
+        _expected[item.nodeid] = (path, name)
+    elif not _all(part.isidentifier() for part in name.split(".")) or not (
+            name in _codes.get(path, {}) or _trusted_file(_getattr(_code_of(_getattr(item, "obj", None)), "co_filename", None))):
+        # a test the task's file does not define (``test_x[0]`` put in place of ``test_x``, whose id
+        # would read as one of test_x's parameters), made by code under test
+        _problem("test-modified", f"{item.nodeid}: not a test of the task's file (made by code under test)")
+
+
+def _code_of(function):
+    return _getattr(_getattr(function, "__func__", function), "__code__", None)
 
 
 def _check_code(item, function):
     """An undecorated test function of the task's file runs the code pytest compiled for it: code
     under test can swap a function's ``__code__`` (keeping the file name) between collection and
-    the call."""
+    the call. A unittest method is looked up on its class again when it runs: that one too."""
     path, name = _expected.get(item.nodeid, (None, None))
     if path is None:
         return
-    code = _getattr(_getattr(function, "__func__", function), "__code__", None)
     compiled = _codes.get(path, {}).get(name)  # (none: a scope this walk does not know, left unchecked)
-    if compiled and not _any(code is c for c in compiled):
+    functions = [function]
+    if _type(item).__name__ == "TestCaseFunction":
+        functions.append(_getattr(_getattr(item, "cls", None), _getattr(item, "originalname", None) or item.name, None))
+    if compiled and not _all(_any(_code_of(f) is c for c in compiled) for f in functions):
         _problem("test-replaced", f"{item.nodeid}: the test function's code is not what pytest compiled "
                  "from the task's file")
 
