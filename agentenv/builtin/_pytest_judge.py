@@ -873,10 +873,10 @@ def pytest_itemcollected(item):
         return
     classes = [n.name for n in item.listchain() if _type(n).__name__ in ("Class", "UnitTestCase")]
     name = ".".join(classes + [_getattr(item, "originalname", None) or item.name])
-    if name in _plain_tests[path]:
+    if name in _plain_tests[path] or name in _codes.get(path, {}):  # (a function the file defines)
         _expected[item.nodeid] = (path, name)
-    elif not _all(part.isidentifier() for part in name.split(".")) or not (
-            name in _codes.get(path, {}) or _trusted_file(_getattr(_code_of(_getattr(item, "obj", None)), "co_filename", None))):
+    elif not _all(part.isidentifier() for part in name.split(".")) or not _trusted_file(
+            _getattr(_code_of(_getattr(item, "obj", None)), "co_filename", None)):
         # a test the task's file does not define (``test_x[0]`` put in place of ``test_x``, whose id
         # would read as one of test_x's parameters), made by code under test
         _problem("test-modified", f"{item.nodeid}: not a test of the task's file (made by code under test)")
@@ -889,7 +889,9 @@ def _code_of(function):
 def _check_code(item, function):
     """An undecorated test function of the task's file runs the code pytest compiled for it: code
     under test can swap a function's ``__code__`` (keeping the file name) between collection and
-    the call. A unittest method is looked up on its class again when it runs: that one too."""
+    the call. A unittest method is looked up on its class again when it runs: that one too. A
+    decorated one runs a wrapper, which may be anyone's; what it wraps (``__wrapped__``, as
+    ``functools.wraps`` sets it) may not be code that claims the task's file but is not its compile."""
     path, name = _expected.get(item.nodeid, (None, None))
     if path is None:
         return
@@ -897,9 +899,24 @@ def _check_code(item, function):
     functions = [function]
     if _type(item).__name__ == "TestCaseFunction":
         functions.append(_getattr(_getattr(item, "cls", None), _getattr(item, "originalname", None) or item.name, None))
-    if compiled and not _all(_any(_code_of(f) is c for c in compiled) for f in functions):
+    if name in _plain_tests.get(path, ()):
+        replaced = compiled and not _all(_any(_code_of(f) is c for c in compiled) for f in functions)
+    else:
+        codes = [_code_of(_innermost(f)) for f in functions]
+        replaced = _any(_getattr(c, "co_filename", None) == path and not _any(
+            c is k for k in _chain.from_iterable(_codes.get(path, {}).values())) for c in codes)
+    if replaced:
         _problem("test-replaced", f"{item.nodeid}: the test function's code is not what pytest compiled "
                  "from the task's file")
+
+
+def _innermost(function):
+    for _ in range(100):  # (a cycle of __wrapped__ ends here)
+        inner = _getattr(function, "__wrapped__", None)
+        if inner is None:
+            return function
+        function = inner
+    return function
 
 
 def _check_plugins(config):
