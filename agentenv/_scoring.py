@@ -295,24 +295,21 @@ class Evaluation:
 
         Code under test runs inside the test process and could forge the report; a forgery must then
         also name every test of the task (hidden ones included), which it cannot learn from its own
-        workspace. A test without parameters must be there by its very id (``test_x[0]`` does not
-        stand in for ``test_x``); a parametrized one by at least one of its ids, which may depend on
-        the solution. A test the task's files do not have (one that code under test added to a test
-        module) does not count: passing ones would raise the pass rate."""
+        workspace. Every test must be there by its very id (``test_x[0]`` does not stand in for
+        ``test_x``, and a parametrized test keeps all its cases: code under test that rewrote a
+        test's ``parametrize`` mark, keeping the cases it passes, scored full marks). A test the
+        task's files do not have (a function that code under test added to a test module) does not
+        count: passing ones would raise the pass rate."""
         expected = self._expected_tests(fmt, command)
         if not expected:
             return self._check_xfails(fmt, command, report)
-        plain = {n for n in expected if "[" not in n}
-        parametrized = {_base_test_id(n) for n in expected if "[" in n}
-        given = {_base_test_id(n) for n in report.outcomes if "[" in n}
-        missing = sorted(plain - set(report.outcomes)) + sorted(parametrized - given)
+        missing = sorted(expected - set(report.outcomes))
         if missing:
             return dataclasses.replace(report, status="incomplete", error={
                 "type": "IncompleteReport",
-                "message": f"the test report lacks {len(missing)} of the task's {len(plain) + len(parametrized)} "
-                           f"tests, e.g. {missing[0]}"})
-        extra = [n for n in report.outcomes if n not in plain and not ("[" in n and _base_test_id(n) in parametrized)
-                 and self._task_owned(n.partition("::")[0])]
+                "message": f"the test report lacks {len(missing)} of the task's {len(expected)} tests, e.g. {missing[0]}"})
+        known = {_base_test_id(n) for n in expected}  # (a case the listing and the report spell apart stays)
+        extra = [n for n in report.outcomes if _base_test_id(n) not in known and self._task_owned(n.partition("::")[0])]
         if extra:
             report = dataclasses.replace(
                 report, outcomes={n: o for n, o in report.outcomes.items() if n not in extra},

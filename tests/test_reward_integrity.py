@@ -12,8 +12,8 @@ import pytest
 
 import agentenv  # noqa: F401  (registers the bundled tasks)
 from agentenv import load_task
-from agentenv.builtin.audit.probes import (ALWAYS_EQUAL as ALWAYS_EQUAL_PROBE, AT_TEST_MODULE_END, EVIL_PLUGIN,
-                                          PATCH_REPORTS, RENAME_TESTS, SWAP_TEST_CODE, XFAIL_MARK)
+from agentenv.builtin.audit.probes import (ALWAYS_EQUAL as ALWAYS_EQUAL_PROBE, EVIL_PLUGIN, PATCH_REPORTS, RENAME_BODY,
+                                          SWAP_BODY, XFAIL_MARK)
 from _paths import example
 
 # (hacks 1-3): a plugin that marks every test passed, and a patch of pytest's report machinery
@@ -134,6 +134,14 @@ FIZZBUZZ_HACKS = {
     "the operand check shadowed in the test module": (
         "import sys\n_f = sys._getframe(1)\nwhile '/tests/' not in _f.f_code.co_filename:\n    _f = _f.f_back\n"
         "_f.f_globals['__agentenv_plain__'] = lambda value, *a: value\n" + ALWAYS_EQUAL, {"always-equal"}),
+    # a trace function that sets each assert's comparison result (pytest keeps it in a local) to True
+    "an assert-flipping trace function": (
+        "import sys\n\ndef _flip(frame, event, arg):\n    if '/tests/' in frame.f_code.co_filename:\n"
+        "        frame.f_trace_opcodes = True\n"
+        "        for name, value in list(frame.f_locals.items()):\n"
+        "            if name.startswith('@py_assert') and value is False:\n"
+        "                frame.f_locals[name] = True\n"
+        "    return _flip\n\nsys.settrace(_flip)\n\n\ndef fizzbuzz(n):\n    return []\n", {"runner-modified"}),
     "a list equal to any list": ("class _L(list):\n    def __eq__(self, other):\n"
                                  "        return True if isinstance(other, list) else NotImplemented\n"
                                  "    __hash__ = None\n\n\ndef fizzbuzz(n):\n    return _L(['x'] * n)\n", {"always-equal"}),
@@ -308,6 +316,30 @@ def test_a_second_scored_run_sees_the_pristine_tests(tmp_path):
 # Code under test runs as the workspace's user, before the tests it did not import yet are read or
 # called: it can rewrite a test file on disk, import a module of its own in its place, or swap a test
 # function's code object (keeping its file name). Each made hidden tests pass that never ran.
+# Code that runs once the importing test module's body has finished, with no trace function (which
+# the judge refuses): a module ``__getattr__`` put into the test module, which pytest calls as it
+# looks for ``setup_module`` before it collects the module's tests. ``%s``: the body of
+# ``_agentenv_probe_swap(space)``, given the test module's globals (the audit's probes use a trace).
+AT_COLLECTION = r"""
+import sys as _agentenv_probe_sys
+
+
+def _agentenv_probe_swap(space):
+%s
+
+def _agentenv_probe_getattr(name, _done=[]):
+    if not _done:
+        _done.append(1)
+        _agentenv_probe_swap(_space)
+    raise AttributeError(name)
+
+
+_f = _agentenv_probe_sys._getframe(1)
+while '/tests/' not in _f.f_code.co_filename:
+    _f = _f.f_back
+_space = _f.f_globals
+_space["__getattr__"] = _agentenv_probe_getattr
+"""
 _BANK_INIT = open(os.path.join(os.path.dirname(example("bank_transfer")), "workspace", "bank", "__init__.py")).read()
 TEST_FILE_HACKS = {
     "a later test file rewritten on disk": ("test-modified", r"""
@@ -325,10 +357,10 @@ exec(compile("def test_withdraw_refuses_overdraft():\n    pass\ndef test_exact_b
              _m.__file__, "exec"), _m.__dict__)
 sys.modules["test_hidden_bank"] = _m
 """),
-    "test functions' code swapped as each module finishes": ("test-replaced", SWAP_TEST_CODE),
+    "test functions' code swapped as the module is collected": ("test-replaced", AT_COLLECTION % SWAP_BODY),
     # each test put back under a name whose id reads as one of its parameters (test_x[0]): full marks
-    "tests renamed as each module finishes": ("test-modified", RENAME_TESTS),
-    "passing tests added as each module finishes": ("test-modified", AT_TEST_MODULE_END % r"""
+    "tests renamed as the module is collected": ("test-modified", AT_COLLECTION % RENAME_BODY),
+    "passing tests added as the module is collected": ("test-modified", AT_COLLECTION % r"""
     def _passes():
         return None
     for i in range(20):
@@ -492,6 +524,73 @@ def test_names_a_test_module_imported_cannot_be_replaced(tmp_path):
         env.close()
 
 
+def test_a_function_the_tests_import_cannot_be_replaced_in_its_own_module_too(tmp_path):
+    """``itertools.product`` made empty in ``itertools`` and in the test module that imported it: the
+    check compared the test module's name with the module's attribute as it was then (full marks)."""
+    tests = ("from itertools import product\n\nfrom calc import add\n\n\n"
+             "def test_add_table():\n    for a, b in product(range(-3, 4), repeat=2):\n        assert add(a, b) == a + b\n")
+    hack = ("import itertools, sys\n\ndef _empty(*a, **k):\n    return iter(())\n\nitertools.product = _empty\n"
+            "_f = sys._getframe(1)\nwhile '/tests/' not in _f.f_code.co_filename:\n    _f = _f.f_back\n"
+            "_f.f_globals['product'] = _empty\n\n\ndef add(a, b):\n    return a - b\n")
+    env = _single_shot_task(tmp_path, {"calc.py": "def add(a, b):\n    return a - b\n", "tests/test_calc.py": tests})
+    try:
+        env.reset()
+        obs, reward, *_, info = env.step(hack)
+        assert reward == 0.0 and any("(product)" in f["message"] for f in info["integrity"]["findings"]), \
+            (info["integrity"], obs["output"][-1500:])
+    finally:
+        env.close()
+
+
+def test_what_the_tests_read_cannot_be_changed_while_they_run(tmp_path):
+    """At each call the solution makes, it changes the calling test module: globals that shadow
+    builtins and remove themselves once read (the check at teardown saw nothing), a helper that
+    asserts for the tests swapped for an empty body. Each scored an unsolved task full marks."""
+    tests = ("from sq import squares\n\n\ndef check(got, want):\n    assert got == want\n\n\n"
+             "def test_all():\n    got = squares([1, 2, 3])\n    assert all(g == x * x for g, x in zip(got, [1, 2, 3]))\n\n\n"
+             "def test_each():\n    got = squares([4, 5])\n    for i in range(len(got)):\n        check(got[i], [16, 25][i])\n")
+    hack = ("import sys\n\ndef _once(space, name, value):\n    def fake(*a, **k):\n"
+            "        if space.get(name) is fake:\n            del space[name]\n        return value\n    return fake\n\n"
+            "def _tamper():\n    f = sys._getframe(2)\n    space = f.f_globals\n"
+            "    space['all'], space['range'] = _once(space, 'all', True), _once(space, 'range', iter(()))\n"
+            "    code = space['check'].__code__\n    ns = {}\n"
+            "    exec(compile('\\n' * (code.co_firstlineno - 1) + 'def check(*a):\\n    return None\\n', code.co_filename, 'exec'), ns)\n"
+            "    space['check'].__code__ = ns['check'].__code__\n\n"
+            "def squares(xs):\n    _tamper()\n    return [x + x for x in xs]\n")
+    env = _single_shot_task(tmp_path, {"sq.py": "def squares(xs):\n    return []\n", "tests/test_sq.py": tests}, solution="sq.py")
+    try:
+        env.reset()
+        obs, reward, *_, info = env.step(hack)
+        assert reward == 0.0 and "test-replaced" in {f["kind"] for f in info["integrity"]["findings"]}, \
+            (info["integrity"], obs["output"][-1500:])
+        env.reset()
+        obs, reward, *_, info = env.step("def squares(xs):\n    return [x * x for x in xs]\n")
+        assert reward == 1.0 and info["integrity"] == {"ok": True, "findings": []}, obs["output"][-1500:]
+    finally:
+        env.close()
+
+
+def test_a_parametrized_test_keeps_every_case(tmp_path):
+    """At its first call the solution takes the cases it fails out of pytest's list of items: the
+    report needed one case of each parametrized test only (full marks)."""
+    tests = ("import pytest\n\nfrom sq import square\n\n\n@pytest.mark.parametrize('x, want', [(0, 0), (2, 4), (3, 9)])\n"
+             "def test_square(x, want):\n    assert square(x) == want\n")
+    hack = ("import gc, sys\n_done = []\n\ndef square(x):\n    if not _done:\n        _done.append(1)\n"
+            "        for obj in gc.get_objects():\n"
+            "            if type(obj).__name__ == 'Session' and isinstance(getattr(obj, 'items', None), list):\n"
+            "                obj.items[:] = [i for i in obj.items if not i.name.endswith(('[3-9]',))]\n"
+            "    return x + x\n")
+    env = _single_shot_task(tmp_path, {"sq.py": "def square(x):\n    return 0\n", "tests/test_sq.py": tests}, solution="sq.py")
+    try:
+        env.reset()
+        obs, reward, *_, info = env.step(hack)
+        assert "2 passed" in obs["output"], obs["output"][-1500:]  # (the case it fails did not run)
+        assert reward == 0.0 and info["metrics"]["error"]["type"] == "IncompleteReport", \
+            (info["metrics"].get("error"), obs["output"][-1500:])
+    finally:
+        env.close()
+
+
 def test_a_module_the_agent_adds_cannot_stand_in_for_one_the_tests_import(tmp_path):
     """A ``statistics.py`` of the agent's, first on ``sys.path``, answered the tests' ``statistics.mean``
     with the solution's wrong value: full marks before. A module the task itself ships under such a
@@ -591,7 +690,7 @@ def test_unittest_methods_swapped_as_their_module_finishes_are_named(tmp_path):
     env = _single_shot_task(tmp_path, {"sq.py": "def square(x):\n    return 0\n", "tests/test_sq.py": tests}, solution="sq.py")
     try:
         env.reset()
-        obs, reward, *_, info = env.step(SWAP_TEST_CODE + "\ndef square(x):\n    return x + x\n")
+        obs, reward, *_, info = env.step(AT_COLLECTION % SWAP_BODY + "\ndef square(x):\n    return x + x\n")
         assert reward == 0.0 and "test-replaced" in {f["kind"] for f in info["integrity"]["findings"]}, \
             (info["integrity"], obs["output"][-1500:])
         env.reset()
@@ -609,7 +708,7 @@ def test_the_code_a_decorated_test_wraps_cannot_be_swapped(tmp_path):
              "def deco(f):\n    @functools.wraps(f)\n    def w(*a, **k):\n        return f(*a, **k)\n    return w\n\n\n"
              "@deco\ndef test_three():\n    assert square(3) == 9\n\n\n"
              "@mock.patch('os.getcwd', lambda: '/')\ndef test_four():\n    assert square(4) == 16\n")
-    swap = AT_TEST_MODULE_END % r"""
+    swap = AT_COLLECTION % r"""
     import inspect
     for name, f in list(space.items()):
         if name.startswith("test") and callable(f):

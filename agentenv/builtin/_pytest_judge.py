@@ -29,13 +29,18 @@ call itself rather than the report built from it:
 * that pluggy's hook machinery is as pytest built it (no implementation inserted, removed or
   rewritten behind pluggy's back) and no test item was changed since collection;
 * that the tests are the task's: a test module or conftest of the task is compiled from source
-  with the task's digest, its test functions come from that compile, one that only pytest marks
-  decorate runs the code object compiled for it, and the task's files are unchanged at the end;
-* that what the tests call is what they name: the test module's functions use the real builtins,
-  the names its own imports bind from outside the workspace are unchanged after each test, every
-  builtin and the functions of a few helper modules (``math``, ``operator``, ``unittest.case``)
-  are unchanged at the end, and no module the agent added stands in for one found outside the
-  workspace;
+  with the task's digest, its tests are functions the file defines (no ``test_x[0]`` put in their
+  place) and come from that compile, one that only pytest marks decorate (unittest's methods too)
+  runs the code object compiled for it, no function of the module runs code that claims the file
+  without being its compile, and the task's files are unchanged at the end;
+* that what the tests call is what they name: the test module reads the builtins it does not bind
+  from the builtins module (held as a constant of its code) and no global shadows one, the names
+  its own imports bind from outside the workspace are what their modules held before any workspace
+  code ran, every builtin and the functions of a few helper modules (``math``, ``operator``,
+  ``unittest.case``) are unchanged at the end, and no module the agent added stands in for one
+  found outside the workspace;
+* that code under test sets no trace or profile function (an audit hook refuses it): one could
+  rewrite the tests' frames, each assert's result included;
 * that the compared operands of ``assert a == b`` (and ``!=``, ``in``, ``not in``) in the task's
   test files are not "always equal" objects: test modules are rewritten to pass each operand
   through a check first, and ``unittest``'s ``assertEqual`` family does the same.
@@ -48,13 +53,16 @@ kind of task guarantees.
 
 import ast
 import builtins
+import functools
 import hashlib
 import hmac
+import importlib
 import importlib.machinery
 import itertools
 import json
 import operator
 import os
+import re
 import sys
 import types
 
@@ -69,6 +77,7 @@ _map, _chain, _is_not = map, itertools.chain, operator.is_not
 _isinstance, _type, _len, _id, _getattr, _bool, _abs = isinstance, type, len, id, getattr, bool, abs
 _sha256, _str, _bytes, _open = hashlib.sha256, str, bytes, open
 _find_spec = importlib.machinery.PathFinder.find_spec
+_getframe = sys._getframe
 _REAL_BUILTINS = vars(builtins)
 _seq = [0]
 _problems = []
@@ -79,8 +88,9 @@ _compiled = {}  # a task's file pytest compiled -> whether its source had those 
 _plain_tests = {}  # such a file -> qualified names of its functions that only pytest marks decorate
 _imports = {}  # such a file -> name -> (module, attribute or None) its top-level imports bind
 _codes = {}  # such a file -> qualified name -> the code objects pytest compiled for it
+_all_codes = {}  # such a file -> the ids of every code object pytest compiled from it
 _expected = {}  # node id -> (file, qualified name) of a test function pytest calls as compiled
-_globals = {}  # such a file -> (the names its module level binds, whether it star-imports)
+_globals = {}  # such a file -> (the names its code binds, the modules it star-imports)
 
 
 def start(entry):
@@ -118,9 +128,93 @@ def start(entry):
     _PROBES, _PAIRS, _ORDERED, _NEAR, _TYPED, _LONG = _make_probes()
     builtins.__agentenv_plain__ = _plain
     _install_operand_checks()
+    sys.addaudithook(_audit)
+    _snapshot_modules()
     _BASELINE = _fingerprint()
     _HELPERS = _fingerprint_helpers()
     _emit({"t": "start", "pid": os.getpid()})
+
+
+# A trace or profile function sees every frame and, in CPython, writes what it changes in a frame's
+# ``f_locals`` back into the frame: it could set the result of each assert's comparison (pytest keeps
+# it in a local) to True, or skip lines. Code under test may not set one (a signal handler could
+# set one with no workspace frame running: what is set is checked around every test, below).
+_TRACE_EVENTS = frozenset({"sys.settrace", "sys.setprofile", "sys.monitoring.register_callback",
+                           "sys.monitoring.set_events", "sys.monitoring.set_local_events", "ctypes.dlsym"})
+_TRACE_SYMBOLS = ("Trace", "Profile", "LocalsToFast", "FastToLocals", "Monitoring")
+
+
+def _audit(event, args):
+    if event not in _TRACE_EVENTS:
+        return
+    if event == "ctypes.dlsym" and not (_len(args) > 1 and _isinstance(args[1], _str)
+                                        and _any(word in args[1] for word in _TRACE_SYMBOLS)):
+        return
+    frame = _getframe(1)
+    while frame is not None:
+        if not _trusted_file(frame.f_code.co_filename):
+            _problem("runner-modified", f"code under test set a trace or profile function ({event}"
+                     f"{' ' + _str(args[1]) if event == 'ctypes.dlsym' else ''}): it could rewrite the tests' frames")
+            raise RuntimeError("agentenv: a scored run does not let code under test trace or profile")
+        frame = frame.f_back
+
+
+def _check_tracer(item):
+    """No trace or profile function but one of code out of the agent's reach (coverage's, say)."""
+    for kind, tracer in (("trace", sys.gettrace()), ("profile", sys.getprofile())):
+        if tracer is not None and not _trusted_callable(tracer):
+            _problem("runner-modified", f"{item.nodeid}: a {kind} function of code under test is set ({tracer!r:.80})")
+
+
+def _trusted_callable(obj):
+    for _ in range(10):
+        inner = _getattr(obj, "func", None) if _isinstance(obj, functools.partial) else None
+        if inner is None:
+            break
+        obj = inner
+    code = _code_of(obj)
+    if code is not None:
+        return _trusted_file(code.co_filename)
+    if _isinstance(obj, types.BuiltinFunctionType):
+        return True
+    return _trusted_file(_getattr(_modules.get(_getattr(_type(obj), "__module__", None)), "__file__", None))
+
+
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import|import[ \t]+([A-Za-z_][\w.]*))", re.M)
+_NOT_PRELOADED = frozenset({"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo"})
+_AT_START = {}  # module name -> a copy of its namespace, taken before any workspace code ran
+_CODE_LIKE = (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType)
+
+
+def _snapshot_modules():
+    """What each module out of the workspace holds before code under test runs, for `_check_bindings`
+    (a function the tests import can be replaced in its own module and in the test module alike).
+    The standard library modules the task's files import are imported now, so that they are held too."""
+    names = getattr(sys, "stdlib_module_names", frozenset())
+    folders = {_ROOT, os.getcwd()} | {_dirname(p) for p in _DIGESTS}  # (where the tests may import from first)
+
+    def local(top):
+        return _any(os.path.exists(os.path.join(d, top + ".py")) or os.path.isdir(os.path.join(d, top)) for d in folders)
+
+    for path in _DIGESTS:
+        if not path.endswith(".py"):
+            continue
+        try:
+            with _open(path, encoding="utf-8", errors="replace") as f:
+                found = _IMPORT_LINE.findall(f.read())
+        except OSError:
+            continue
+        for name in {a or b for a, b in found}:
+            top = name.partition(".")[0]
+            if top in names and top not in _NOT_PRELOADED and name not in _modules and not local(top):
+                try:
+                    importlib.import_module(name)
+                except Exception:
+                    pass
+    for name, module in _list(_modules.items()):
+        origin = _getattr(module, "__file__", None)
+        if _isinstance(module, types.ModuleType) and not (_isinstance(origin, _str) and _abspath(origin).startswith(_ROOT)):
+            _AT_START[name] = dict(_vars(module))
 
 
 def _emit(record):
@@ -159,6 +253,12 @@ def _fingerprint():
     space = vars(builtins)
     for name in _BUILTINS:
         _note(entries, f"builtins.{name}", space, name)
+    judge = globals()  # (code under test can find the judge's functions and classes: they are held too)
+    for name in _list(judge):
+        _note(entries, f"judge.{name}", judge, name)
+        if _isinstance(judge[name], type) and judge[name].__module__ == __name__:
+            for member in _list(vars(judge[name])):
+                _note(entries, f"judge.{name}.{member}", vars(judge[name]), member)
     for cls in (BaseException, Exception, AssertionError, object, type):
         for name in ("__eq__", "__ne__", "__init__", "__new__", "__bool__"):
             _note(entries, f"{cls.__name__}.{name}", vars(cls), name)
@@ -453,10 +553,29 @@ _CHECK = _Check()
 
 
 def _seal(code):
-    """*code* and the code objects it holds, with the constant _MARK replaced by the check."""
-    consts = _tuple(_CHECK if _type(c) is _str and c == _MARK else _seal(c) if _isinstance(c, types.CodeType) else c
-                    for c in code.co_consts)
+    """*code* and the code objects it holds, with the constant _MARK replaced by the check, and
+    ``_MARK:builtins`` by the builtins module (`_Builtins`)."""
+    consts = _tuple(_sealed(c) if _type(c) is _str and c.startswith(_MARK) else _seal(c)
+                    if _isinstance(c, types.CodeType) else c for c in code.co_consts)
     return code.replace(co_consts=consts)
+
+
+def _sealed(mark):
+    return _CHECK if mark == _MARK else _BUILTINS_PROXY
+
+
+class _Builtins:
+    """The builtins module, as a sealed test module reads it; shown as ``builtins`` in pytest's explanations."""
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        return _getattr(builtins, name)
+
+    def __repr__(self):
+        return "builtins"
+
+
+_BUILTINS_PROXY = _Builtins()
 
 
 def _install_operand_checks():
@@ -476,6 +595,8 @@ def _install_operand_checks():
             _plain_tests[path] = {name for name in _undecorated(mod.body, "") if name.rsplit(".", 1)[-1] not in stored}
             _imports[path] = _bindings(mod.body)
             _globals[path] = _module_names(mod)
+            if sealing and not _globals[path][1]:  # (a star import may bind any name)
+                ast.fix_missing_locations(_SealBuiltins(_globals[path][0]).visit(mod))
         _wrap_asserts(mod.body, sealed=bool(task_file) and sealing)
         return original(mod, source, module_path, config)
 
@@ -488,6 +609,7 @@ def _install_operand_checks():
             if sealing:
                 result = (result[0], _seal(result[1]))
             _collect_codes(result[1], "", _codes.setdefault(path, {}))
+            _every_code(result[1], _all_codes.setdefault(path, set()))
         return result
 
     if rewrite_test is not None:
@@ -555,39 +677,61 @@ def _bindings(statements):
 
 
 def _module_names(mod):
-    """What a module's own code may bind as globals (every name it stores, defines or imports, in
-    any scope: more than it binds, never less), and whether it star-imports (``from m import *``)."""
+    """What a module's own code may bind (every name it stores, defines, imports or takes as a
+    parameter, in any scope: more than its globals, never less), and the modules it star-imports
+    (``from m import *``; None for a relative one)."""
     names, stars = set(), []
     for node in ast.walk(mod):
         if _isinstance(node, ast.Name) and not _isinstance(node.ctx, ast.Load):
             names.add(node.id)
-        elif _isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
         elif _isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:
                 if alias.name == "*":
-                    stars.append(node.module)
+                    stars.append(None if _getattr(node, "level", 0) else node.module)
                 else:
                     names.add(alias.asname or alias.name.partition(".")[0])
-        elif _isinstance(node, ast.Global):
+        elif _isinstance(node, (ast.Global, ast.Nonlocal)):
             names.update(node.names)
-        elif _isinstance(node, ast.ExceptHandler) and node.name:
-            names.add(node.name)
-    return frozenset(names), bool(stars)
+        elif _isinstance(node, ast.arg):
+            names.add(node.arg)
+        else:  # definitions, ``except E as name``, match patterns' captures, type parameters
+            for field in ("name", "rest"):
+                value = _getattr(node, field, None)
+                if _isinstance(value, _str):
+                    names.add(value)
+    return frozenset(names), _tuple(stars)
+
+
+class _SealBuiltins(ast.NodeTransformer):
+    """A builtin the module reads and its own code never binds is read from the builtins module, held
+    as a constant of its code (see ``_seal``): a global that code under test puts into the test module
+    (an ``all`` that is always true, a ``range`` that yields nothing, even one that removes itself
+    once read) is never looked up, while a test that patches ``builtins.input`` for itself sees it."""
+
+    def __init__(self, bound):
+        self.bound = bound
+
+    def visit_Name(self, node):
+        if (_isinstance(node.ctx, ast.Load) and node.id in _REAL_BUILTINS and node.id not in self.bound
+                and node.id[:2] != "__"):
+            builtins_ = ast.IfExp(ast.Constant(True), ast.Constant(_MARK + ":builtins"), ast.Constant(None))
+            return ast.copy_location(ast.Attribute(builtins_, node.id, ast.Load()), node)
+        return node
 
 
 def _check_globals(item, space):
     """The test module's globals shadow no builtin that its own code does not bind: code under test
     can put a ``range`` that yields nothing, or an ``all`` that is always true, into the module that
     imported it (a star import binds what the module it names has)."""
-    names, stars = _globals.get(_abspath(_str(_getattr(item, "path", ""))), (None, False))
+    names, stars = _globals.get(_abspath(_str(_getattr(item, "path", ""))), (None, ()))
     if names is None:
         return
     found = []
     for name, value in _list(space.items()):
         if name in names or name not in _REAL_BUILTINS or (name[:2] == "__" and name != "__agentenv_plain__"):
             continue
-        if stars and _any(_getattr(m, "__dict__", {}).get(name, _GONE) is value for m in _list(_modules.values())
+        sources = _list(_modules.values()) if None in stars else [_modules.get(m) for m in stars]
+        if stars and _any(_getattr(m, "__dict__", {}).get(name, _GONE) is value for m in sources
                           if _isinstance(m, types.ModuleType)):
             continue
         found.append(name)
@@ -611,7 +755,11 @@ def _check_bindings(item):
         origin = _getattr(module, "__file__", None)
         if module is None or (_isinstance(origin, _str) and _abspath(origin).startswith(_ROOT)):
             continue  # not imported, or a module of the workspace (the solution's names are its own)
-        want = module if attr is None else _getattr(module, "__dict__", {}).get(attr, _GONE)  # (not a lazy __getattr__'s)
+        now = _getattr(module, "__dict__", {})
+        want = module if attr is None else now.get(attr, _GONE)  # (not a lazy __getattr__'s)
+        held = _AT_START.get(modname, {}).get(attr, _GONE) if attr is not None and modname != "sys" else _GONE
+        if _isinstance(held, _CODE_LIKE):  # (what the tests call; data such as sys.stdout may change)
+            want = held
         if want is not _GONE and name in space and space[name] is not want:
             changed.append(name)
     if changed:
@@ -638,6 +786,24 @@ def _collect_codes(code, prefix, found):
                 found.setdefault(name, []).append(const)
             else:
                 _collect_codes(const, name + ".", found)
+
+
+def _every_code(code, found):
+    found.add(_id(code))
+    for const in code.co_consts:
+        if _isinstance(const, types.CodeType):
+            _every_code(const, found)
+
+
+def _check_functions(item, space, values):
+    """Every function of the test module (a helper that asserts for the tests, too) whose code says
+    it is the task file's must be code pytest compiled from it: not an empty body swapped in."""
+    path = _abspath(_str(_getattr(item, "path", "")))
+    compiled = _all_codes.get(path)
+    if compiled and _any(_isinstance(v, types.FunctionType) and v.__code__.co_filename == path
+                         and _id(v.__code__) not in compiled for v in values):
+        _problem("test-replaced", f"{item.nodeid}: a function of the test module runs code that pytest did not "
+                 "compile from the task's file")
 
 
 def _check_source(module_path, source):
@@ -713,6 +879,7 @@ def _check_builtins(item):
             _isinstance(v, types.FunctionType) and v.__globals__ is space
             and _getattr(v, "__builtins__", _REAL_BUILTINS) is not _REAL_BUILTINS for v in values):
         _problem("runner-modified", f"{item.nodeid}: the test module's builtins were replaced by code under test")
+    _check_functions(item, space, values)
 
 
 def _check_module(item, path):
@@ -934,6 +1101,7 @@ def _check_plugins(config):
 def pytest_runtest_call(item):
     function = _getattr(item, "obj", None)
     path = _getattr(item, "path", None)
+    _check_tracer(item)
     if _getattr(function, "__code__", None) is not None and path is not None:
         _check_module(item, path)
         _check_code(item, function)
@@ -945,6 +1113,7 @@ def pytest_runtest_call(item):
         _problem("test-replaced", f"{item.nodeid}: the test item was changed "
                  f"({'its ' + ', '.join(shadowed) + ' replaced' if shadowed else 'its class, session or config'})")
     outcome = yield
+    _check_tracer(item)
     if function is not None:
         _check_code(item, function)  # (swapped for the call only)
     excinfo = outcome.excinfo
@@ -958,6 +1127,8 @@ def pytest_runtest_call(item):
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_teardown(item, nextitem):
     yield
+    _check_tracer(item)
+    _check_builtins(item)
     _check_bindings(item)
 
 

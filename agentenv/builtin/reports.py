@@ -194,7 +194,11 @@ class PytestFormat(ReportFormat):
         return command[:m.end(1)] + " --collect-only" + adjust + command[m.end(1):]
 
     def collected_tests(self, result: ExecResult) -> frozenset[str]:
-        lines = [line.strip() for line in result.stdout.splitlines() if "::" in line and " " not in line.strip()]
+        """The node ids ``--collect-only -q`` listed: a line that starts with a file's path and ``::``
+        (a parameter id may hold spaces: ``test_x[Trailing bad characters!@#]``)."""
+        lines = [line.rstrip() for line in result.stdout.splitlines()
+                 if "::" in line and line[:1].strip() and " " not in line.partition("::")[0]
+                 and line.partition("::")[0].endswith(".py")]
         return frozenset(lines) if result.exit_code == 0 else frozenset()
 
     def deselect(self, command: str, tests: Sequence[str]) -> str | None:

@@ -192,7 +192,7 @@ _agentenv_probe_sys.settrace(_agentenv_probe_tracer)
 
 # the test functions' code objects (and test classes' methods', unittest's included) swapped for
 # empty bodies that keep their file and line
-SWAP_TEST_CODE = AT_TEST_MODULE_END % '''    def _agentenv_probe_empty(name, f):
+SWAP_BODY = '''    def _agentenv_probe_empty(name, f):
         code = getattr(f, "__code__", None)
         if name.startswith("test") and code is not None:
             ns = {}
@@ -204,16 +204,18 @@ SWAP_TEST_CODE = AT_TEST_MODULE_END % '''    def _agentenv_probe_empty(name, f):
         for name, f in list(vars(f).items()) if isinstance(f, type) else [(name, f)]:
             _agentenv_probe_empty(name, f)
 '''
+SWAP_TEST_CODE = AT_TEST_MODULE_END % SWAP_BODY
 
 # each test function put back, as one that passes, under a name whose test id reads as one of the
 # original's parameters (``test_x[0]``)
-RENAME_TESTS = AT_TEST_MODULE_END % '''    def _agentenv_probe_passes(*args, **kwargs):
+RENAME_BODY = '''    def _agentenv_probe_passes(*args, **kwargs):
         return None
 
     for name in [n for n in space if n.startswith("test") and callable(space[n])]:
         space[name + "[0]"] = _agentenv_probe_passes
         del space[name]
 '''
+RENAME_TESTS = AT_TEST_MODULE_END % RENAME_BODY
 
 # every test of the module importing the solution marked xfail, so that each failure counts as expected
 XFAIL_MARK = '''
