@@ -29,7 +29,8 @@ call itself rather than the report built from it:
 * that pluggy's hook machinery is as pytest built it (no implementation inserted, removed or
   rewritten behind pluggy's back) and no test item was changed since collection;
 * that the tests are the task's: a test module or conftest of the task is compiled from source
-  with the task's digest, its tests are functions the file defines (no ``test_x[0]`` put in their
+  with the task's digest, its namespace and its tests' marks stay as its body left them, its
+  tests are functions the file defines (no ``test_x[0]`` put in their
   place) and come from that compile, one that only pytest marks decorate (unittest's methods too)
   runs the code object compiled for it, no function of the module runs code that claims the file
   without being its compile, and the task's files are unchanged at the end;
@@ -73,7 +74,7 @@ import pytest
 _write, _dumps = os.write, json.dumps
 _abspath, _dirname, _access = os.path.abspath, os.path.dirname, os.access
 _vars, _list, _tuple, _zip, _any, _all, _sorted, _modules = vars, list, tuple, zip, any, all, sorted, sys.modules
-_map, _chain, _is_not = map, itertools.chain, operator.is_not
+_map, _chain, _is_not, _set = map, itertools.chain, operator.is_not, set
 _isinstance, _type, _len, _id, _getattr, _bool, _abs = isinstance, type, len, id, getattr, bool, abs
 _sha256, _str, _bytes, _open = hashlib.sha256, str, bytes, open
 _find_spec = importlib.machinery.PathFinder.find_spec
@@ -561,7 +562,63 @@ def _seal(code):
 
 
 def _sealed(mark):
-    return _CHECK if mark == _MARK else _BUILTINS_PROXY
+    return {_MARK: _CHECK, _MARK + ":builtins": _BUILTINS_PROXY, _MARK + ":end": _module_end}[mark]
+
+
+_bodies = {}  # a task's test module file -> (its namespace, a copy as its body left it, the marks then)
+_collected = set()  # such files whose first test pytest collected
+_STATE = (types.FunctionType, type, types.ModuleType)  # (bindings a test may not change; data it may)
+
+
+def _marks_of(values):
+    found = {}
+    for v in values:
+        if _isinstance(v, (types.FunctionType, type)):
+            marks = _getattr(v, "pytestmark", None) or ()
+            found[_id(v)] = _tuple(marks) if _isinstance(marks, (_list, _tuple)) else (marks,)
+    return found
+
+
+def _module_end():
+    """Called by the last statement of a task's test module (sealed): what pytest will collect is
+    what the file's body made. Code under test that runs later (a module ``__getattr__`` it put
+    there, which pytest calls while collecting) cannot put stand-ins in place of the tests."""
+    space = _getframe(1).f_globals
+    path = _abspath(_str(space.get("__file__", "")))
+    _bodies[path] = (space, _namespaces(space), _marks_of(_module_values(space)))
+
+
+def _namespaces(space):
+    """Copies of a module's namespace and of those of the classes it defines, by id of the original."""
+    found = {_id(space): (space, dict(space))}
+    for c in _list(space.values()):
+        if _isinstance(c, type) and c.__module__ == space.get("__name__"):
+            found[_id(vars(c))] = (vars(c), dict(vars(c)))
+    return found
+
+
+def _check_namespace(item):
+    """The test module's namespace holds what its body left: no name added or removed, no function,
+    class or module rebound, no test's marks (its ``parametrize`` cases) changed."""
+    path = _abspath(_str(_getattr(item, "path", "")))
+    if path not in _bodies:
+        return
+    space, spaces, marks = _bodies[path]
+    changed = []
+    for live, then in spaces.values():  # (a mappingproxy for a class: its keys and values read alike)
+        # (pytest adds its fixtures to the classes it collects: a class may gain names, not lose any)
+        gained = _set(live) - _set(then) if live is space else ()
+        changed += [k for k in _chain(gained, _set(then) - _set(live))  # (pytest 7 set its xunit fixtures on the module)
+                    if k != "__warningregistry__" and not (k[:1] == "_" and "pytest" in k)]
+        changed += [k for k, v in then.items() if k in live and live[k] is not v
+                    and (_isinstance(v, _STATE) or _isinstance(live[k], _STATE) or callable(live[k]))]
+    now = _marks_of(_module_values(space))
+    changed += [f"marks of {_getattr(v, '__qualname__', '?')}" for v in _module_values(space)
+                if _id(v) in marks and _id(v) in now and (_len(now[_id(v)]) != _len(marks[_id(v)]) or _any(
+                    _map(_is_not, now[_id(v)], marks[_id(v)])))]
+    if changed:
+        _problem("test-modified", f"{item.nodeid}: the test module was changed after its body ran "
+                 f"({', '.join(_sorted(_map(_str, changed))[:5])})")
 
 
 class _Builtins:
@@ -569,13 +626,17 @@ class _Builtins:
     __slots__ = ()
 
     def __getattr__(self, name):
-        return _getattr(builtins, name)
+        value = _getattr(builtins, name)
+        if value is not _BUILTINS_AT_LOAD.get(name, value) and not _trusted_callable(value):
+            _problem("runner-modified", f"builtins.{name} was replaced by code under test when a test read it")
+        return value
 
     def __repr__(self):
         return "builtins"
 
 
 _BUILTINS_PROXY = _Builtins()
+_BUILTINS_AT_LOAD = dict(vars(builtins))  # (in a warm interpreter: before any command ran)
 
 
 def _install_operand_checks():
@@ -597,6 +658,10 @@ def _install_operand_checks():
             _globals[path] = _module_names(mod)
             if sealing and not _globals[path][1]:  # (a star import may bind any name)
                 ast.fix_missing_locations(_SealBuiltins(_globals[path][0]).visit(mod))
+            if sealing:  # the module's namespace as its body leaves it, before anything else can run
+                end = ast.Call(ast.IfExp(ast.Constant(True), ast.Constant(_MARK + ":end"), ast.Constant(None)), [], [])
+                mod.body.append(ast.Expr(end))
+                ast.fix_missing_locations(mod)
         _wrap_asserts(mod.body, sealed=bool(task_file) and sealing)
         return original(mod, source, module_path, config)
 
@@ -738,6 +803,7 @@ def _check_globals(item, space):
     if found:
         _problem("runner-modified", f"{item.nodeid}: the test module's globals shadow builtins that its code does "
                  f"not bind ({', '.join(_sorted(found)[:5])}): put there by code under test")
+    _check_functions(item, _module_values(space))
 
 
 def _check_bindings(item):
@@ -795,7 +861,14 @@ def _every_code(code, found):
             _every_code(const, found)
 
 
-def _check_functions(item, space, values):
+def _module_values(space):
+    """The values of a module's namespace and of the classes it defines."""
+    values = _list(space.values())
+    return values + [v for c in values if _isinstance(c, type) and c.__module__ == space.get("__name__")
+                     for v in _list(_vars(c).values())]
+
+
+def _check_functions(item, values):
     """Every function of the test module (a helper that asserts for the tests, too) whose code says
     it is the task file's must be code pytest compiled from it: not an empty body swapped in."""
     path = _abspath(_str(_getattr(item, "path", "")))
@@ -872,14 +945,11 @@ def _check_builtins(item):
     if not _isinstance(space, dict):
         return
     found = space.get("__builtins__", builtins)
-    values = _list(space.values())
-    values += [v for c in values if _isinstance(c, type) and c.__module__ == space.get("__name__")
-               for v in _list(_vars(c).values())]
+    values = _module_values(space)
     if (found is not builtins and found is not _REAL_BUILTINS) or _any(
             _isinstance(v, types.FunctionType) and v.__globals__ is space
             and _getattr(v, "__builtins__", _REAL_BUILTINS) is not _REAL_BUILTINS for v in values):
         _problem("runner-modified", f"{item.nodeid}: the test module's builtins were replaced by code under test")
-    _check_functions(item, space, values)
 
 
 def _check_module(item, path):
@@ -1040,6 +1110,9 @@ def pytest_itemcollected(item):
         return
     classes = [n.name for n in item.listchain() if _type(n).__name__ in ("Class", "UnitTestCase")]
     name = ".".join(classes + [_getattr(item, "originalname", None) or item.name])
+    if path not in _collected:  # (once a module: what ran while pytest collected it has run)
+        _collected.add(path)
+        _check_namespace(item)
     if name in _plain_tests[path] or name in _codes.get(path, {}):  # (a function the file defines)
         _expected[item.nodeid] = (path, name)
     elif not _all(part.isidentifier() for part in name.split(".")) or not _trusted_file(
@@ -1128,7 +1201,7 @@ def pytest_runtest_call(item):
 def pytest_runtest_teardown(item, nextitem):
     yield
     _check_tracer(item)
-    _check_builtins(item)
+    _check_namespace(item)
     _check_bindings(item)
 
 
