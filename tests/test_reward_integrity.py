@@ -515,6 +515,23 @@ def test_tests_that_patch_builtins_for_themselves_keep_full_marks(tmp_path):
         env.close()
 
 
+def test_tests_that_keep_state_in_their_module_keep_full_marks(tmp_path):
+    """The test module's namespace is held as its body left it, but data is the tests' own: a global
+    set from None to a function, a counter, a new global, a helper module's attribute patched."""
+    env = _single_shot_task(tmp_path, {"calc.py": "def add(a, b):\n    return a - b\n", "tests/test_calc.py": (
+        "import calc\nfrom calc import add\n\n_saved = None\ncalls = 0\n\n\n"
+        "def setup_module():\n    global _saved\n    _saved = calc.add\n\n\n"
+        "def test_first():\n    global calls, fresh\n    calls += 1\n    fresh = lambda: 1\n    assert _saved(2, 2) == 4\n\n\n"
+        "def test_second(monkeypatch):\n    monkeypatch.setattr(calc, 'add', lambda a, b: 0)\n"
+        "    assert calls == 1 and fresh() == 1 and add(1, 2) == 3\n")})
+    try:
+        env.reset()
+        obs, reward, *_, info = env.step("def add(a, b):\n    return a + b\n")
+        assert reward == 1.0 and info["integrity"] == {"ok": True, "findings": []}, (info["integrity"], obs["output"][-1500:])
+    finally:
+        env.close()
+
+
 def test_names_a_test_module_imported_cannot_be_replaced(tmp_path):
     """A ``pytest`` of the solution's, put into the importing test module, whose ``raises`` expects
     nothing: an unsolved task scored full marks."""

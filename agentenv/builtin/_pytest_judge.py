@@ -567,7 +567,7 @@ def _sealed(mark):
 
 _bodies = {}  # a task's test module file -> (its namespace, a copy as its body left it, the marks then)
 _collected = set()  # such files whose first test pytest collected
-_STATE = (types.FunctionType, type, types.ModuleType)  # (bindings a test may not change; data it may)
+_STATE = (types.FunctionType, type, types.ModuleType)  # (what a test module's body defined or imported)
 
 
 def _marks_of(values):
@@ -598,20 +598,20 @@ def _namespaces(space):
 
 
 def _check_namespace(item):
-    """The test module's namespace holds what its body left: no name added or removed, no function,
-    class or module rebound, no test's marks (its ``parametrize`` cases) changed."""
+    """The test module's namespace holds what its body left: no function, class, module or other
+    callable it defined or imported rebound or removed (in the module or its classes), no module
+    hook or test added, no test's marks (its ``parametrize`` cases) changed."""
     path = _abspath(_str(_getattr(item, "path", "")))
     if path not in _bodies:
         return
     space, spaces, marks = _bodies[path]
     changed = []
     for live, then in spaces.values():  # (a mappingproxy for a class: its keys and values read alike)
-        # (pytest adds its fixtures to the classes it collects: a class may gain names, not lose any)
-        gained = _set(live) - _set(then) if live is space else ()
-        changed += [k for k in _chain(gained, _set(then) - _set(live))  # (pytest 7 set its xunit fixtures on the module)
-                    if k != "__warningregistry__" and not (k[:1] == "_" and "pytest" in k)]
-        changed += [k for k, v in then.items() if k in live and live[k] is not v
-                    and (_isinstance(v, _STATE) or _isinstance(live[k], _STATE) or callable(live[k]))]
+        # a test may keep data in globals, new ones included; what the body defined stays, and no
+        # module hook (``__getattr__``) or test appears (pytest adds its fixtures to classes)
+        changed += [k for k in _set(live) - _set(then) if live is space and (
+            k in ("__getattr__", "__dir__") or k.startswith(("test", "Test")))]
+        changed += [k for k, v in then.items() if (_isinstance(v, _STATE) or callable(v)) and live.get(k, _GONE) is not v]
     now = _marks_of(_module_values(space))
     changed += [f"marks of {_getattr(v, '__qualname__', '?')}" for v in _module_values(space)
                 if _id(v) in marks and _id(v) in now and (_len(now[_id(v)]) != _len(marks[_id(v)]) or _any(
