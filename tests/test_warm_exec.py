@@ -414,6 +414,86 @@ def test_a_scored_run_takes_the_judge_from_the_template_only_when_it_is_this_ver
         cold.close()
 
 
+# A task test that looks into the judge of its own run (trusted code: the task's test file).
+HELD_PROBE = textwrap.dedent('''
+    import calc
+
+
+    def test_the_runner_was_noted_once_by_the_seed(pytestconfig):
+        entry = next(m for n, m in pytestconfig.pluginmanager.list_name_plugin() if str(n).startswith("agentenv_judge_"))
+        judge = vars(entry)["_judge"]
+        held, baseline = judge._HELD, judge._BASELINE[0]
+        assert {"pytest", "_pytest.runner", "pluggy", "math", "unittest.case"} <= set(held), sorted(held)
+        in_baseline = {id(e) for e in baseline}
+        for name, (module, spaces, entries) in held.items():
+            if name in ("_pytest.assertion.rewrite", "unittest.case"):  # the judge wraps some of their
+                continue  # functions as it starts: a run notes them again
+            if name.startswith(("pytest", "_pytest", "pluggy")):
+                assert all(id(e) in in_baseline for e in entries if e[0] not in judge._PATCHED_BY_PYTEST), name  # reused
+            fresh = []
+            judge._note_module(fresh, name, module)  # (what the judge notes of it now)
+            now = {e[0]: e[:4] for e in fresh}
+            changed = [e[0] for e in entries if e[0] not in judge._PATCHED_BY_PYTEST and now.get(e[0]) != e[:4]]
+            assert not changed, changed
+        assert calc.add(2, 3) == 5
+''')
+
+
+@pytest.mark.skipif(ROOTLESS, reason="no warm interpreter in rootless mode")
+def test_a_warm_scored_run_checks_the_runners_fingerprint_its_seed_took(tmp_path):
+    """The judge notes every function and class of pytest and pluggy when a run starts (~3 ms);
+    the runtime's seed notes them once, and a run forked from it only checks that nothing changed
+    since (what a cold start notes, the same entries)."""
+    (tmp_path / "ws" / "tests").mkdir(parents=True)
+    (tmp_path / "ws" / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (tmp_path / "ws" / "tests" / "test_held.py").write_text(HELD_PROBE)
+    task = {"task_id": "t.held", "description": "fix add",
+            "environment_config": {"runtime": "python3.11", "dependencies": ["pytest==8.3.5"]},
+            "workspace": {"root": "/app", "directory": "ws"},
+            "execution_steps": [{"action": "overwrite_file", "path": "/app/calc.py", "content": "<model_generated_code>"},
+                                {"action": "run_command", "command": "python -m pytest -q tests"}],
+            "reward_logic": {"type": "composite", "rules": [
+                {"metric": "test_pass_rate", "weight": 1.0, "aggregation": "last", "scoring": "step"}]}}
+    (tmp_path / "task.json").write_text(json.dumps(task))
+    backend = NamespaceBackend(pool_size=0)
+    env = CodingEnv(str(tmp_path / "task.json"), backend=backend)
+    try:
+        env.reset()
+        _, reward, *_, info = env.step("def add(a, b):\n    return a + b\n")
+        assert reward == 1.0 and info["integrity"]["ok"], info
+    finally:
+        env.close()
+        backend.close()
+
+
+def test_the_seeds_notes_are_taken_again_where_the_runner_changed_before_the_run(monkeypatch):
+    """What the seed noted is the baseline only where it is still what the run starts with: a
+    function replaced, a name added to a module or a class member replaced since are noted again."""
+    import _pytest.nodes
+    import _pytest.pastebin
+    import _pytest.python
+
+    judge = type(sys)("judge_under_test")
+    exec(compile(reports.judge_source(), "<judge>", "exec", dont_inherit=True), vars(judge))
+    judge.hold_modules()
+
+    def replaced(*args, **kwargs):
+        pass
+
+    def parametrize(self, *args, **kwargs):
+        pass
+
+    monkeypatch.setattr(_pytest.pastebin, "create_new_paste", replaced)
+    monkeypatch.setattr(_pytest.nodes, "added_since", replaced, raising=False)
+    monkeypatch.setattr(_pytest.python.Metafunc, "parametrize", parametrize)  # (collection is over)
+    entries, _ = judge._fingerprint()
+    noted = {e[0]: e for e in entries}
+    assert noted["_pytest.pastebin.create_new_paste"][3] is replaced and noted["_pytest.nodes.added_since"][3] is replaced
+    assert noted["_pytest.python.Metafunc.parametrize"][4] is parametrize
+    untouched = judge._HELD["_pytest.runner"][2]
+    assert untouched and {id(e) for e in untouched} <= {id(e) for e in entries}
+
+
 def test_rootless_and_rlimit_sandboxes_say_why_they_have_no_warm_interpreter(backend):
     request_ = request()
     rootless, backend._userns = backend._userns, {"uid": 1000, "gid": 1000}

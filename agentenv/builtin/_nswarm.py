@@ -637,6 +637,7 @@ def preload_pytest(extra, listing=True):
             else:
                 judge.DIGEST = digest
                 sys.modules[name] = judge
+                judge.hold_modules()  # (the runner's fingerprint, noted once: runs only check it)
         # Third-party plugins (pytest11 entry points) are left to pytest: it imports them under
         # its assertion-rewriting hook, which a module imported before cannot get. Their
         # discovery gets faster: the listing of the runtime's (read-only) distributions is
