@@ -41,6 +41,7 @@ from ._errors import (  # noqa: E402
     ToolError,
     UnknownNameError,
     Violation,
+    visible,
 )
 from ._paths import bundled_dir, cache_dir, matches_any  # noqa: E402
 from ._spec import (  # noqa: E402
@@ -253,6 +254,7 @@ __all__ = [
     "task_schema",
     "task_warnings",
     "tools",
+    "visible",
     "wilson_interval",
 ]
 

@@ -13,7 +13,7 @@ import os
 import re
 import sys
 
-from ._errors import AgentEnvError, did_you_mean
+from ._errors import AgentEnvError, did_you_mean, visible
 from ._plugins import registry
 
 #: the exit status of a command whose reader went away (128 + SIGPIPE, what a shell reports for ``cat``)
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         return BROKEN_PIPE_STATUS
     except AgentEnvError as exc:
-        print(f"agentenv: error: {exc}", file=sys.stderr)
+        print(f"agentenv: error: {visible(exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("agentenv: interrupted", file=sys.stderr)

@@ -31,8 +31,27 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
+
+
+# What a terminal would act on instead of showing: C0 controls but \n and \t (ESC starts the
+# CSI/OSC sequences that recolour, conceal, move the cursor, retitle the window or write the
+# clipboard; \r and \b rewrite a line), DEL, the C1 controls (\x9b is a one-byte CSI), the bidi
+# overrides and isolates (text shown in another order than it is), and lone surrogates (which
+# print cannot encode).
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def visible(text: object) -> str:
+    r"""*text* made safe to print to a terminal or a log: every control character but newline and
+    tab is shown as Python's repr shows it (``\x1b``, ``\r``, ``\u202e``) instead of acting.
+
+    Whatever a command line prints that an agent, the code it ran, or a task file chose (step
+    actions and outputs, error messages, task ids, file names, agent names) goes through here; text
+    the tool writes itself does not. Plugin tools that print such text should use it too."""
+    return _UNSAFE.sub(lambda m: repr(m.group())[1:-1], str(text))
 
 
 class AgentEnvError(Exception):

@@ -103,7 +103,7 @@ def test_run_shows_control_characters_in_agent_output_instead_of_sending_them(tm
 
 
 def test_visible_escapes_what_a_terminal_acts_on_and_keeps_the_rest():
-    from agentenv.builtin.cli import visible
+    from agentenv import visible  # (public: plugin tools print untrusted text too)
 
     assert visible("a\tb\nc é 日本 \\x1b") == "a\tb\nc é 日本 \\x1b"  # newline, tab, text, a literal backslash
     assert visible("\x00\x08\x0b\x0c\r\x1b[31m\x7f\x80\x9b\x9f") == "\\x00\\x08\\x0b\\x0c\\r\\x1b[31m\\x7f\\x80\\x9b\\x9f"

@@ -92,6 +92,23 @@ def test_leaderboard_names_the_file_and_field_of_a_bad_results_file(tmp_path, ca
     assert "nope.json: cannot read it" in capsys.readouterr().err
 
 
+def test_names_from_results_files_reach_the_terminal_escaped(result_files, tmp_path, capsys):
+    """A results file is anyone's (a submission to a leaderboard): its agent name may carry what a
+    terminal acts on (retitle, conceal, rewrite the line); the ranking and the error line show it."""
+    hostile = "evil\x1b]0;pwned\x07\x1b[8m\r\u202e"
+    with open(result_files[0]) as f:
+        doc = json.load(f)
+    doc["agent"] = {"spec": hostile, "name": hostile}
+    with open(result_files[0], "w") as f:
+        json.dump(doc, f)
+    assert main(["leaderboard", *result_files]) == 0
+    out = capsys.readouterr().out
+    assert "evil\\x1b]0;pwned\\x07\\x1b[8m\\r\\u202e" in out and not {"\x1b", "\x07", "\r", "\u202e"} & set(out)
+    assert main(["leaderboard", str(tmp_path / "nope\x1b[8m.json")]) == 1
+    err = capsys.readouterr().err
+    assert "nope\\x1b[8m.json: cannot read it" in err and "\x1b" not in err
+
+
 def test_html_page_is_self_contained(result_files):
     page = render_html(build_board(load_results(result_files)))
     assert "<svg" in page and page.count("<figure>") == 4

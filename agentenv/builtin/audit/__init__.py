@@ -13,7 +13,7 @@ import sys
 import time
 
 import agentenv
-from agentenv import AuditError
+from agentenv import AuditError, visible
 
 from .checks import audit_paths, collect_tasks
 from .clean import write_clean
@@ -120,7 +120,7 @@ def _run(args) -> int:
                              on_task=lambda a: progress.task_done(a, total_tasks))
     finally:
         progress.close()
-    print(render_table(report))
+    print(visible(render_table(report)))  # (task ids, reasons and test ids are the tasks')
     if args.json:
         text = json.dumps(report.to_json(), indent=1)
         if args.json == "-":

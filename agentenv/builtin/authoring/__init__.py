@@ -49,7 +49,7 @@ def _import_run(args) -> int:
     report = import_humaneval(args.file, args.out, suite=args.name, timeout_s=args.timeout, runtime=args.runtime,
                               progress=progress)
     for bad in report.bad:
-        print(f"bad record: {bad}", file=sys.stderr)
+        print(f"bad record: {agentenv.visible(bad)}", file=sys.stderr)
     print(f"imported {len(report.written)} task(s) into {os.path.relpath(args.out)} "
           f"({report.suite_file and os.path.relpath(report.suite_file)}); {len(report.bad)} bad record(s) skipped")
     return 1 if report.bad else 0
@@ -57,12 +57,12 @@ def _import_run(args) -> int:
 
 def _import_harbor(args) -> int:
     def say(message):
-        print(message, file=sys.stderr, flush=True)
+        print(agentenv.visible(message), file=sys.stderr, flush=True)
 
     report = import_harbor(args.file, args.out, suite=args.name, run_oracle=not args.no_oracle, backend=args.backend,
                            progress=say)
     for task_dir, why in report.refused:
-        print(f"refused {task_dir}: {why}")
+        print(agentenv.visible(f"refused {task_dir}: {why}"))
     print(f"imported {len(report.written)} Harbor task(s) into {os.path.relpath(args.out)}; "
           f"{len(report.refused)} refused")
     return 1 if report.refused or not report.written else 0
@@ -75,14 +75,14 @@ def _harbor_configure(group) -> None:
 
 def _harbor_run(args) -> int:
     def say(message):
-        print(message, file=sys.stderr, flush=True)
+        print(agentenv.visible(message), file=sys.stderr, flush=True)
 
     if not args.out:
         raise agentenv.ToolError("agentenv export --format harbor needs --out DIR: the folder of Harbor task folders "
                                  "to write")
     written, refused = export_tasks(args.source, args.out, say)
     for why in refused:
-        print(f"refused {why}")
+        print(agentenv.visible(f"refused {why}"))
     print(f"exported {len(written)} task(s) to {os.path.relpath(args.out)} as {args.format}; {len(refused)} refused")
     return 1 if refused or not written else 0
 
@@ -104,7 +104,7 @@ def _synth_configure(p) -> None:
 
 def _synth_run(args) -> int:
     def say(message):
-        print(message, file=sys.stderr, flush=True)
+        print(agentenv.visible(message), file=sys.stderr, flush=True)
 
     report = synthesize(args.requirement, args.out, suite=args.name, max_tasks=args.max_tasks, seed=args.seed,
                         modules=args.module, tests=args.tests, per_function=args.per_function,

@@ -85,7 +85,7 @@ def _eval_run(args) -> int:
     passes = "  ".join(f"pass@{k}={v:.3f}" if v is not None else f"pass@{k}=n/a"
                        for k, v in overall["pass_at_k"].items())
     fails = ", ".join(f"{c} {n}" for c, n in overall["failures"].items() if n) or "none"
-    print(f"{suite.name} {suite.version} agent={args.agent}: {overall['tasks']} tasks x {args.samples} samples; "
+    print(f"{agentenv.visible(suite.name)} {agentenv.visible(suite.version)} agent={agentenv.visible(args.agent)}: {overall['tasks']} tasks x {args.samples} samples; "
           f"{passes}  mean reward={_fmt(overall['mean_reward'])}  mean rounds={_fmt(overall['mean_rounds'])}")
     print(f"failures: {fails}")
     print(f"wrote {outcome.paths['results']} and {outcome.paths['trajectories']} ({outcome.episodes_run} episode(s) run now)")
@@ -113,7 +113,7 @@ def _leaderboard_run(args) -> int:
     if args.json:
         print(json.dumps(board, indent=1))
     else:
-        print(render_text(board))
+        print(agentenv.visible(render_text(board)))  # (names come from the results files)
     for path, render in ((args.markdown, render_markdown), (args.html, render_html)):
         if path:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)

@@ -123,7 +123,7 @@ def run(args) -> int:
     if not found:
         raise EvalError("no task produced a scored episode (every one was masked by infrastructure failures)")
     path = write_calibration(suite.path, {"name": suite.name, "version": suite.version}, agent, found, samples, source)
-    print(render(found))
+    print(agentenv.visible(render(found)))
     counts = ", ".join(f"{b} {n}" for b, n in json.load(open(path))["agents"][agent]["bands"].items() if n)
     print(f"wrote {path} ({agent}: {counts})")
     return 0

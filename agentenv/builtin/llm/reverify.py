@@ -217,7 +217,7 @@ def run(args) -> int:
             if r.get("new_reward") is None:
                 continue
             mark = "*" if r["changed"] else " "
-            print(f"{mark} {r['task_id']:<32} sample {r.get('sample')!s:<4} {r['old_reward']:.3f} -> {r['new_reward']:.3f}"
+            print(f"{mark} {agentenv.visible(r['task_id']):<32} sample {r.get('sample')!s:<4} {r['old_reward']:.3f} -> {r['new_reward']:.3f}"
                   + (f"  ({r['diverged_steps']} steps diverged)" if r.get("diverged_steps") else ""))
     print(summary(results), file=sys.stderr)
     left = {k: v for k, v in skipped.items() if v}
