@@ -407,6 +407,18 @@ def _single_shot_task(tmp_path, files, solution="calc.py", **kwargs):
     return gym.make("agentenv/Task-v0", task=str(tmp_path / "task.json"), **kwargs)
 
 
+def _keeps_full_marks(env, solution):
+    """*solution*, stepped in a fresh episode of *env* (closed after), scores 1.0 with a clean
+    integrity record; returns the step's info."""
+    try:
+        env.reset()
+        obs, reward, *_, info = env.step(solution)
+        assert reward == 1.0 and info["integrity"] == {"ok": True, "findings": []}, (info["integrity"], obs["output"][-1500:])
+        return info
+    finally:
+        env.close()
+
+
 def test_tests_that_pytest_marks_or_libraries_wrap_keep_full_marks(tmp_path):
     """The code check holds only where pytest calls the compiled function itself: tests that
     ``mock.patch`` or a decorator of the test file wraps, in a class or not, are judged as before
@@ -506,13 +518,7 @@ def test_tests_that_patch_builtins_for_themselves_keep_full_marks(tmp_path):
         "def test_sqrt(fake_sqrt):\n    assert add(math.sqrt(9), 1) == 3.0\n\n\n"
         "def test_range():\n    with mock.patch('builtins.range', return_value=[5]):\n"
         "        assert [add(i, 1) for i in range(3)] == [6]\n")})
-    try:
-        env.reset()
-        obs, reward, *_, info = env.step("def add(a, b):\n    return a + b\n")
-        assert reward == 1.0 and info["integrity"] == {"ok": True, "findings": []}, (info["integrity"], obs["output"][-1500:])
-        assert info["metrics"]["tests_passed"] == 4
-    finally:
-        env.close()
+    assert _keeps_full_marks(env, "def add(a, b):\n    return a + b\n")["metrics"]["tests_passed"] == 4
 
 
 def test_tests_that_keep_state_in_their_module_keep_full_marks(tmp_path):
@@ -524,12 +530,7 @@ def test_tests_that_keep_state_in_their_module_keep_full_marks(tmp_path):
         "def test_first():\n    global calls, fresh\n    calls += 1\n    fresh = lambda: 1\n    assert _saved(2, 2) == 4\n\n\n"
         "def test_second(monkeypatch):\n    monkeypatch.setattr(calc, 'add', lambda a, b: 0)\n"
         "    assert calls == 1 and fresh() == 1 and add(1, 2) == 3\n")})
-    try:
-        env.reset()
-        obs, reward, *_, info = env.step("def add(a, b):\n    return a + b\n")
-        assert reward == 1.0 and info["integrity"] == {"ok": True, "findings": []}, (info["integrity"], obs["output"][-1500:])
-    finally:
-        env.close()
+    _keeps_full_marks(env, "def add(a, b):\n    return a + b\n")
 
 
 def test_names_a_test_module_imported_cannot_be_replaced(tmp_path):
@@ -805,12 +806,7 @@ def test_the_old_ne_idiom_keeps_full_marks(tmp_path):
                "    __hash__ = None\n")
     tests = "from v import Version\n\n\ndef test_equal():\n    assert Version(1) == Version(1)\n    assert Version(1) != Version(2)\n"
     env = _single_shot_task(tmp_path, {"v.py": "", "tests/test_v.py": tests}, solution="v.py")
-    try:
-        env.reset()
-        obs, reward, *_, info = env.step(version)
-        assert reward == 1.0 and info["integrity"] == {"ok": True, "findings": []}, (info["integrity"], obs["output"][-1500:])
-    finally:
-        env.close()
+    _keeps_full_marks(env, version)
 
 
 def test_tests_that_collect_only_with_a_solution_are_collected_with_the_reference(tmp_path):
