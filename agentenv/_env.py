@@ -289,12 +289,12 @@ class CodingEnv(gym.Env):
     def _step_single_shot(self, action: Any, info: dict[str, Any]):
         if not isinstance(action, str):
             output = f"[the action must be the program text (str), not {type(action).__name__}]"
-            result = self._reward([])
+            result = self._evaluation.reward([], {})
             self._fill_info(info, [], result)
             return output, result
-        runs, output = self._evaluation.run(self._sandbox, action, self._round)
+        runs, output, files = self._evaluation.run(self._sandbox, action, self._round)
         self._runs = runs
-        result = self._reward(runs)
+        result = self._evaluation.reward(runs, files)
         self._fill_info(info, runs, result)
         return _clip(output, self.max_observation_chars), result
 
@@ -328,11 +328,11 @@ class CodingEnv(gym.Env):
                                           and parsed["action"] not in _READ_ONLY_ACTIONS)
         reward, terminated = 0.0, submit
         if evaluate:
-            runs, eval_output = self._evaluation.workspace(self._sandbox, self._round)
+            runs, eval_output, files = self._evaluation.workspace(self._sandbox, self._round)
             # each evaluation is scored on its own runs: the workspace as it is now (dense mode's score
             # is what terminal mode would give for this workspace, whatever a rule aggregates)
             self._runs = runs
-            result = self._reward(self._runs)
+            result = self._evaluation.reward(self._runs, files)
             reward = result.total - self._score if self.reward_mode == "dense" else result.total
             self._score = result.total
             self._fill_info(info, runs, result)
@@ -368,9 +368,6 @@ class CodingEnv(gym.Env):
         request = SandboxRequest(self.runtime, self._workspace_dir, self.task.root, self.task.limits,
                                  {"agentenv.task": self.task.task_id})
         return self._backend.open(request)
-
-    def _reward(self, runs: list[dict[str, Any]]) -> RewardResult:
-        return self._evaluation.reward(runs, lambda: self._evaluation.final_files(self._sandbox))
 
     # ------------------------------------------------------------------ info, observations, records
     def _base_info(self) -> dict[str, Any]:

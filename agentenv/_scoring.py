@@ -42,10 +42,10 @@ class WorkspaceRefused(Exception):
 _FULL = (errno.EFBIG, errno.ENOSPC, errno.EDQUOT)
 
 
-def _refused(exc: WorkspaceRefused) -> tuple[Runs, str]:
-    """The agent's own doing: scored 0, never masked."""
+def _refused(exc: WorkspaceRefused) -> tuple[Runs, str, dict[str, bytes]]:
+    """The agent's own doing: scored 0, never masked (and nothing judged for reward models to see)."""
     error = {"type": "WorkspaceRefused", "message": str(exc)}
-    return [{"error": error, "workspace_refused": True}], f"[the workspace was not evaluated: {exc}]"
+    return [{"error": error, "workspace_refused": True}], f"[the workspace was not evaluated: {exc}]", {}
 
 
 def _write_trusted(sandbox: Sandbox, rel: str, data: bytes, *, agents_doing: bool, mode: int = 0o644) -> None:
@@ -73,30 +73,37 @@ class Evaluation:
         self._cache_key = cache_key  # names the pristine workspace: trusted collections are cached by it
 
     # ------------------------------------------------------------------ entry points
-    def workspace(self, agent: Sandbox, round_: int) -> tuple[Runs, str]:
+    def workspace(self, agent: Sandbox, round_: int) -> tuple[Runs, str, dict[str, bytes]]:
         """Evaluate the agent's workspace in a fresh sandbox (protected files pristine, hidden files added)."""
         with self.open_sandbox() as judge:
             try:
-                changed = self._copy_changes(agent, judge)
+                files = self._copy_changes(agent, judge)
             except WorkspaceRefused as exc:
                 return _refused(exc)
-            return self.run(judge, None, round_, changed)
+            return self.run(judge, None, round_, files)
 
     def run(self, sandbox: Sandbox, code: str | None, round_: int,
-            changed: Mapping[str, bytes] | None = None) -> tuple[Runs, str]:
+            files: Mapping[str, bytes] | None = None) -> tuple[Runs, str, dict[str, bytes]]:
         """Run the task's steps in *sandbox*: with *code* filling the placeholders (single-shot), or
-        on the files already there (agentic; *changed* are the agent's changed files)."""
+        on the files already there (agentic; *files* are the agent's non-protected files, as copied).
+
+        Returns the runs, the output and the solution as judged: the non-protected files as they
+        were before any scored command ran (what reward models score: never a re-read of a
+        workspace that the solution's code, or a process the agent left, could change since)."""
         try:
-            return self._run(sandbox, code, round_, changed)
+            return self._run(sandbox, code, round_, files)
         except WorkspaceRefused as exc:
             return _refused(exc)
 
     def _run(self, sandbox: Sandbox, code: str | None, round_: int,
-             changed: Mapping[str, bytes] | None) -> tuple[Runs, str]:
+             files: Mapping[str, bytes] | None) -> tuple[Runs, str, dict[str, bytes]]:
+        if files is None:  # single-shot: the pristine workspace, and what the placeholders write (below)
+            files = {rel: data for rel, data in self.pristine.items() if not matches_any(rel, self.protected)}
+        files = dict(files)
+        changed = {rel: data for rel, data in files.items() if self.pristine.get(rel) != data}
         for rel, data in self.hidden.items():  # beside the agent's files, when it changed any
             _write_trusted(sandbox, rel, data, agents_doing=bool(changed))
         ctx = ActionContext(sandbox, self.task, AGENTIC if code is None else SINGLE_SHOT, round_, code=code)
-        changed = dict(changed or {})
         runs: Runs = []
         outputs: list[str] = []
         for step in self.task.execution_steps:
@@ -106,7 +113,8 @@ class Evaluation:
                     continue  # agentic: the agent already wrote its files
                 step = {k: v.replace(PLACEHOLDER, code) if isinstance(v, str) else v for k, v in step.items()}
                 if name == "overwrite_file" and isinstance(step.get("path"), str):
-                    changed[self.task.relpath(step["path"])] = str(step.get("content", "")).encode()
+                    rel = self.task.relpath(step["path"])
+                    changed[rel] = files[rel] = str(step.get("content", "")).encode()
             if name == "run_command":
                 if runs:
                     self._restore_trusted(sandbox)
@@ -119,10 +127,10 @@ class Evaluation:
                 outputs.append(outcome.observation)
             except ActionError as exc:  # the task's own step failed: the solution made it impossible
                 outputs.append(f"[evaluation step {name} failed: {exc}]")
-        return runs, "\n".join(outputs)
+        return runs, "\n".join(outputs), files
 
-    def reward(self, runs: Runs, final_files: Callable[[], dict[str, bytes]]) -> RewardResult:
-        """The composite reward of *runs*; reward models see *final_files()*, read once if needed."""
+    def reward(self, runs: Runs, files: Mapping[str, bytes]) -> RewardResult:
+        """The composite reward of *runs*; reward models see *files* (the solution as judged)."""
         model_scores = {}
         view = None
         for i, rule in enumerate(self.task.reward.rules):
@@ -130,32 +138,9 @@ class Evaluation:
                 model = self.registry.reward_models[rule.reward_model]
                 if view is None:
                     reference = self.task.reference_solution.read() if self.task.reference_solution else {}
-                    view = EpisodeView(self.task, final_files(), reference, tuple(runs))
+                    view = EpisodeView(self.task, files, reference, tuple(runs))
                 model_scores[i] = model.score(view, rule.options)
         return compute_reward(self.task.reward, runs, self.registry.metrics, model_scores)
-
-    def final_files(self, sandbox: Sandbox | None) -> dict[str, bytes]:
-        """The agent's non-protected files, within the same bounds as the copy (for reward models)."""
-        files: dict[str, bytes] = {}
-        if sandbox is None or not sandbox.alive:
-            return files
-        max_files, max_bytes, max_file, _ = self.copy_limits()
-        try:
-            names = sandbox.list_files(self.task.root)
-        except (OSError, SandboxError):
-            return files  # what a reward model cannot read scores as absent
-        total = 0
-        for rel in names[:max_files]:
-            if not matches_any(rel, self.protected):
-                try:
-                    data = sandbox.read_file(rel)
-                except (OSError, SandboxError):
-                    continue
-                total += len(data)
-                if len(data) > max_file or total > max_bytes:
-                    break
-                files[rel] = data
-        return files
 
     # ------------------------------------------------------------------ the agent's changes
     def copy_limits(self) -> tuple[int, int, int, int]:
@@ -165,7 +150,8 @@ class Evaluation:
         return MAX_COPY_FILES, total, min(total, limits.max_file_size_mb << 20), MAX_COPY_DEPTH
 
     def _copy_changes(self, agent: Sandbox, judge: Sandbox) -> dict[str, bytes]:
-        """Copy the agent's changes to non-protected files into *judge*, within bounds; return them.
+        """Copy the agent's changes to non-protected files into *judge*, within bounds; return every
+        non-protected file as read (the solution as judged).
 
         What the agent wrote decides what is copied, so a workspace past a bound, or one whose
         listing or reading fails while both sandboxes live, is the agent's failure: raised as
@@ -189,7 +175,7 @@ class Evaluation:
         if len(current) > max_files:
             raise WorkspaceRefused(f"it holds {len(current)} files; the evaluation copies at most {max_files}")
         copied = 0
-        changed: dict[str, bytes] = {}
+        files: dict[str, bytes] = {}
         for rel in sorted(current):
             if rel.count("/") >= max_depth:
                 raise WorkspaceRefused(f"{rel[:200]!r} is nested more than {max_depth} directories deep")
@@ -206,11 +192,11 @@ class Evaluation:
                 raise WorkspaceRefused(f"the changed files hold more than {max_bytes} bytes, the evaluation's bound")
             if self.pristine.get(rel) != data:
                 guarded(f"copying {rel[:200]!r}", lambda: judge.write_file(rel, data))
-                changed[rel] = data
+            files[rel] = data
         for rel in self.pristine:
             if rel not in current and not matches_any(rel, self.protected):
                 judge.remove(rel)
-        return changed
+        return files
 
     # ------------------------------------------------------------------ one scored command
     def _format(self, step: Mapping[str, Any]) -> tuple[ReportFormat | None, Mapping[str, Any]]:

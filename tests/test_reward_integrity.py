@@ -4,6 +4,7 @@ Each hack below scored 1.0 before the trusted judge (agentenv/builtin/_pytest_ju
 out-of-process HumanEval judge existed; see docs/security.md for what each kind of task guarantees.
 """
 
+import difflib
 import json
 import os
 
@@ -957,3 +958,28 @@ def test_dense_steps_name_no_hidden_test_until_the_episode_ends():
         assert terminated and any("hidden" in n for n in info["metrics"]["test_outcomes"])
     finally:
         env.close()
+
+
+def test_reward_models_score_the_solution_as_judged_not_what_its_run_left(tmp_path):
+    """A reward model scores the files the tests ran on: a solution that rewrote itself into the
+    reference text once imported scored 1.0 on ``reference_similarity`` (the model re-read the
+    workspace after the run; readability and rubric judges likewise)."""
+    reference = "def add(a, b):\n    return a + b\n"
+    own = "def add(x, y):\n    total = y + x\n    return total\n"
+    rewrite = f"\nwith open(__file__, 'w') as _f:\n    _f.write({reference!r})\n"
+    task = _calc_task(tmp_path, reference_solution={"files": {"calc.py": reference}},
+                      execution_steps=[{"action": "overwrite_file", "path": "/app/calc.py", "content": "<model_generated_code>"},
+                                       {"action": "run_command", "command": "python -m pytest -q tests"}],
+                      reward_logic={"type": "composite", "rules": [
+                          {"metric": "test_pass_rate", "weight": 0.9, "aggregation": "last"},
+                          {"reward_model": "reference_similarity", "weight": 0.1}]})
+    env = gym.make("agentenv/Task-v0", task=task)
+    try:
+        env.reset()
+        _, reward, *_, info = env.step(own + rewrite)
+        similarity = difflib.SequenceMatcher(None, reference, own + rewrite, autojunk=False).ratio()
+        assert info["metrics"]["tests_passed"] == 1 and reward == pytest.approx(0.9 + 0.1 * similarity), info
+        assert reward < 0.99
+    finally:
+        env.close()
+
