@@ -18,7 +18,9 @@ is the change of the composite score; the rewards of an episode sum to its final
 
 An infrastructure failure (sandbox died, runtime build failed) ends the episode with
 ``info["reward_masked"] = True`` and ``info["infra_error"]``; its reward is 0 and must not be
-trained on. The next ``reset()`` starts over with a new sandbox.
+trained on. A sandbox that the agent's own code killed (its memory, files in /tmp included, took
+the sandbox's server) is no infrastructure failure: the episode ends scored 0, not masked, with
+``info["sandbox_lost"]`` saying why. The next ``reset()`` starts over with a new sandbox.
 """
 
 from __future__ import annotations
@@ -250,9 +252,16 @@ class CodingEnv(gym.Env):
             else:
                 output, reward, terminated, truncated = self._step_agentic(action, info)
         except InfrastructureError as exc:
-            info.update(infra_error=f"{type(exc).__name__}: {exc}", reward_masked=True)
-            output = f"[infrastructure failure, not scored: {exc}]"
-            reward, terminated = 0.0, True
+            if getattr(exc, "agents_doing", None):  # the agent's code killed the sandbox: its 0, not masked
+                info["sandbox_lost"] = exc.agents_doing
+                output = f"[the episode ends: {exc.agents_doing}; scored 0]"
+                reward = -self._score if self.reward_mode == "dense" else 0.0
+                self._score = 0.0
+            else:
+                info.update(infra_error=f"{type(exc).__name__}: {exc}", reward_masked=True)
+                output = f"[infrastructure failure, not scored: {exc}]"
+                reward = 0.0
+            terminated = True
             self._close_sandbox()
         self._done = terminated or truncated
         obs = self._obs(self._prompt(), output)

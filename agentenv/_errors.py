@@ -158,6 +158,11 @@ class InfrastructureError(AgentEnvError):
 class SandboxError(InfrastructureError):
     """A sandbox could not be created, died, or refused an operation."""
 
+    #: why the sandbox died of what the agent's code did to it, where the backend can tell (its
+    #: memory cgroup's OOM killer took the sandbox's own server): then the agent's failure, scored 0
+    #: and never masked, or a policy could turn any failing episode into a masked one
+    agents_doing: str | None = None
+
 
 class BackendUnavailable(SandboxError):
     """A sandbox backend cannot run on this host; the message says why and what to do."""

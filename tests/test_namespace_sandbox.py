@@ -16,12 +16,13 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 
 import pytest
 
 import agentenv
-from agentenv import Limits, RuntimeEnv, SandboxRequest
+from agentenv import Limits, RuntimeEnv, SandboxError, SandboxRequest
 from agentenv import materialize
 from agentenv.builtin import namespace
 from agentenv.builtin.namespace import NamespaceBackend
@@ -292,6 +293,31 @@ def test_memory_limit_kills_with_oom_flag(backend):
         assert "survived" not in result.stdout
         assert not result.ok
         assert py(box, "print('after')").stdout == "after\n"
+
+
+FILL_TMPFS = "for d in /tmp /app /dev/shm; do dd if=/dev/zero of=$d/fill bs=1M count=200 2>/dev/null; done; echo done"
+
+
+def test_a_sandbox_its_commands_ran_out_of_memory_says_it_was_their_doing(backend):
+    """tmpfs pages count against the memory limit and belong to no process: a command that fills
+    /tmp, /app and /dev/shm leaves the OOM killer the sandbox's own server (the biggest process).
+    Its death is the commands' doing, not an infrastructure failure, which would mask the episode
+    (a failing policy could escape its 0). A sandbox killed from outside is still the machinery's."""
+    if backend._cgroups.mode == "rlimit":
+        pytest.skip("no writable cgroup hierarchy on this host: no memory cgroup to run out of")
+    with backend.open(request(memory_mb=64, max_file_size_mb=1024)) as box:
+        assert sum(box.isolation.features["tmpfs_mb"].values()) == 64
+        try:
+            result = box.exec(FILL_TMPFS)
+        except SandboxError as exc:
+            assert exc.agents_doing and "out of memory" in exc.agents_doing, exc
+        else:  # (where the OOM killer took the command instead, the sandbox lives and the command failed)
+            assert not result.ok and box.alive, result
+    with backend.open(request()) as box:
+        threading.Timer(0.5, os.kill, (box.init_pid, signal.SIGKILL)).start()
+        with pytest.raises(SandboxError) as died:
+            box.exec("sleep 20")
+        assert died.value.agents_doing is None
 
 
 def test_fork_bomb_is_contained_and_sandbox_survives(backend):

@@ -983,3 +983,23 @@ def test_reward_models_score_the_solution_as_judged_not_what_its_run_left(tmp_pa
     finally:
         env.close()
 
+
+def test_an_agent_that_fills_its_sandboxs_memory_is_scored_not_masked(tmp_path):
+    """Files in /tmp, /dev/shm and the workspace are memory under the sandbox's limit; filling them
+    got the sandbox's server OOM-killed, and the episode ended as an infrastructure failure:
+    masked (dropped from training, or played again) instead of scored 0, an escape from any failing
+    episode. It is the agent's 0 now, and ``info["sandbox_lost"]`` says why."""
+    task = _calc_task(tmp_path, limits={"wall_time_s": 30, "memory_mb": 64, "max_file_size_mb": 1024})
+    fill = "for d in /tmp /app /dev/shm; do dd if=/dev/zero of=$d/fill bs=1M count=200 2>/dev/null; done; echo done"
+    env = gym.make("agentenv/Task-v0", task=task, mode="agentic")
+    try:
+        env.reset()
+        if not str(env.unwrapped._sandbox.isolation.features.get("memory", "")).startswith("cgroup"):
+            pytest.skip("no memory cgroup on this host (the rlimit fallback): nothing to run out of")
+        obs, reward, terminated, truncated, info = env.step({"action": "run_command", "command": fill})
+        if not terminated:  # (the OOM killer took the command: the sandbox lives on, and the agent submits)
+            obs, reward, terminated, truncated, info = env.step({"action": "submit"})
+        assert terminated and reward == 0.0 and not info["reward_masked"] and info["infra_error"] is None, info
+        assert "out of memory" in info.get("sandbox_lost", "out of memory"), info
+    finally:
+        env.close()

@@ -777,12 +777,29 @@ def shell_words(command: str) -> list[str] | None:
 
 # --------------------------------------------------------------------------- zygote
 
+def _oom_kills(cgroups) -> int:
+    """The ``oom_kill`` count of the memory cgroup among *cgroups* (v1 ``memory.oom_control``, v2
+    ``memory.events``; 0 where neither is there or readable)."""
+    for path in cgroups:
+        for name in ("memory.oom_control", "memory.events"):
+            try:
+                with open(os.path.join(path, name)) as f:
+                    for line in f:
+                        key, _, value = line.partition(" ")
+                        if key == "oom_kill":
+                            return int(value)
+            except (OSError, ValueError):
+                pass
+    return 0
+
+
 class Zygote:
     def __init__(self, sock: socket.socket, pool_size: int = 1):
         self.sock = sock
         self.pid = os.getpid()
         self.sandboxes: dict[str, dict] = {}  # id -> {"keeper": pid, "init": pid, "cgroups": [...]}
         self.doomed_cgroups: list[str] = []
+        self.died: dict[str, int] = {}  # id -> OOM kills in its memory cgroup, for sandboxes reaped of late
         self.ids = itertools.count()
         # Warm pool: for each recently used configuration, sandboxes already set up and waiting, so
         # that opening one costs a message instead of namespaces + mounts (refilled while idle).
@@ -853,6 +870,10 @@ class Zygote:
                 if box["keeper"] == pid:
                     self.doomed_cgroups += box["cgroups"]
                     del self.sandboxes[sid]
+                    # (the host may ask why it died after this: see op_oom)
+                    self.died[sid] = _oom_kills(box["cgroups"])
+                    while len(self.died) > 256:
+                        del self.died[next(iter(self.died))]
         still = []
         for path in self.doomed_cgroups:
             try:
@@ -884,6 +905,13 @@ class Zygote:
 
     def op_count(self, req) -> None:
         self.sock.send(json.dumps({"open": len(self.sandboxes)}).encode())
+
+    def op_oom(self, req) -> None:
+        """How many processes the memory cgroup of a sandbox the caller still holds (its init may
+        have died: the host asks before it closes it) had the kernel's OOM killer take."""
+        box = self.sandboxes.get(req["id"])
+        kills = _oom_kills(box["cgroups"]) if box else self.died.pop(req["id"], None)
+        self.sock.send(json.dumps({"oom_kills": kills}).encode())
 
     def op_open(self, req) -> None:
         self.last_open = time.monotonic()

@@ -455,6 +455,17 @@ class NamespaceBackend(SandboxBackend):
                                             env.get("PYTHONPYCACHEPREFIX"))
         return {"warm": {"python": python, "env": env, "seed": seed, "preload": preload}}
 
+    def _oom_kills(self, sid: str) -> int:
+        """OOM kills in sandbox *sid*'s memory cgroup so far (0 without one, or without a zygote)."""
+        zygote = self._zygote
+        if zygote is None or zygote.proc.poll() is not None:
+            return 0
+        try:
+            reply, _ = zygote.request({"op": "oom", "id": sid})
+        except SandboxError:
+            return 0
+        return int(reply.get("oom_kills") or 0)
+
     def _release(self, sid: str) -> None:
         with self._lock:
             self._open.pop(sid, None)
@@ -516,8 +527,14 @@ class NamespaceSandbox(AgentSandbox):
             except (OSError, EOFError) as exc:
                 self._dead = "dead (its init stopped answering)"
                 self._sock.close()
+                oom_kills = self._backend._oom_kills(self._sid)  # (asked before the zygote lets it go)
                 self._backend._release(self._sid)
-                raise SandboxError(f"sandbox {self._sid} died during {req['op']}: {exc}") from exc
+                error = SandboxError(f"sandbox {self._sid} died during {req['op']}: {exc}")
+                if oom_kills:  # memory the sandbox's commands held (tmpfs files, processes) took its init
+                    error.agents_doing = (f"the sandbox ran out of memory (the memory limit, {self._request.limits.memory_mb} "
+                                          f"MB, counts its files in /tmp, /dev/shm and the workspace too) and its "
+                                          f"init was killed")
+                raise error from exc
         if "error" in reply:
             err = reply["error"]
             cls = {"FileNotFoundError": FileNotFoundError, "IsADirectoryError": IsADirectoryError,
