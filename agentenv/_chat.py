@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import difflib
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -235,7 +236,7 @@ def _call(call_id: Any, name: Any, raw_args: Any) -> ToolCall:
     return ToolCall(ident, name[:200], args, text, error)
 
 
-_HERMES = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
+_OPEN_TAG, _CLOSE_TAG = "<tool_call>", "</tool_call>"
 
 
 def _json_objects(text: str) -> list[dict[str, Any]]:
@@ -255,15 +256,33 @@ def _json_objects(text: str) -> list[dict[str, Any]]:
     return found
 
 
+def _tagged_blocks(text: str, limit: int) -> list[str]:
+    """The stripped contents of the first *limit* ``<tool_call>...</tool_call>`` blocks of *text*, each
+    closed by the first closing tag after it. Found with ``str.find``, in time linear in the text: a
+    regex rescans the rest of the text from every opening tag that is never closed, which made a
+    reply of unclosed tags quadratic (twenty minutes, holding the GIL, at the size a reply may have)."""
+    blocks, at = [], 0
+    while len(blocks) < limit:
+        start = text.find(_OPEN_TAG, at)
+        if start == -1:
+            break
+        end = text.find(_CLOSE_TAG, start + len(_OPEN_TAG))
+        if end == -1:  # no later opening tag is closed either
+            break
+        blocks.append(text[start + len(_OPEN_TAG):end].strip())
+        at = end + len(_CLOSE_TAG)
+    return blocks
+
+
 def calls_from_text(text: str) -> list[ToolCall]:
     """Tool calls written as text: Hermes/Qwen ``<tool_call>{"name", "arguments"}</tool_call>``
     blocks, else the first JSON object naming a tool (``{"name": ..., "arguments": ...}``) or an
     agentenv action object (``{"action": "run_command", ...}``)."""
     text = text[:MAX_SCANNED_CHARS]
-    blocks = _HERMES.findall(text)
+    blocks = _tagged_blocks(text, MAX_CALLS_PER_MESSAGE + 1)
     if blocks:
         calls = []
-        for block in blocks[:MAX_CALLS_PER_MESSAGE + 1]:
+        for block in blocks:
             try:
                 value = json.loads(block)
             except (ValueError, RecursionError):
@@ -361,17 +380,69 @@ def _bounded(reply: AssistantReply) -> AssistantReply:
     return reply
 
 
-_FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.S | re.M)
-#: a block closed on the code's last line ("```python\ncode```"), as small models often write
-_LOOSE_FENCE = re.compile(r"(?P<fence>`{3,})[^\n`]*\n(?P<body>.*?)(?P=fence)", re.S)
+_BACKTICKS = re.compile("`+")
+
+
+def _fenced_block(text: str) -> str | None:
+    """The body of the first block whose opening line starts with a fence (three or more backticks
+    or tildes) and whose closing line is that fence alone (trailing spaces or tabs allowed), or None.
+    An opening run with no closing line of its length after it is read as the longest fence it starts
+    with that does close, as the regex this replaces did (five backticks, then a line of three: a
+    block fenced with three).
+
+    One pass over the lines, last to first, remembering the nearest closing line of each fence below:
+    a regex rescanned the rest of the text from every opening line that never closes, quadratic in a
+    reply of such lines (half an hour, holding the GIL, at the size a reply may have)."""
+    lines = text.split("\n")
+    starts = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
+    nearest: dict[tuple[str, int], int] = {}  # (fence character, length) -> the nearest closing line below
+    found = None
+    for i in range(len(lines) - 1, -1, -1):
+        line = lines[i]
+        char = line[:1]
+        if char not in ("`", "~") or not line.startswith(char * 3):
+            continue
+        if i < len(lines) - 1:  # an opening line ends with a newline
+            run = len(line) - len(line.lstrip(char))
+            closing = next((nearest[(char, n)] for n in range(run, 2, -1) if (char, n) in nearest), None)
+            if closing is not None:
+                found = (starts[i + 1], starts[closing])
+        fence = line.rstrip(" \t")
+        if fence == char * len(fence):
+            nearest[(char, len(fence))] = i
+    return text[found[0]:found[1]] if found else None
+
+
+def _loose_block(text: str) -> str | None:
+    """The body of the first block opened by a run of backticks (then anything but a backtick up to
+    the end of the line) and closed by as many backticks anywhere later, such as the code's last line
+    (small models write blocks so); or None. An opening run longer than every later run is read from
+    where it is as long as the longest of them, as the regex this replaces did.
+
+    Linear where the regex was quadratic: runs whose line holds another backtick are skipped, and the
+    first run that opens a block decides (when no run of three follows it, none can close a block)."""
+    start = text.find("```")
+    while start != -1:
+        end = _BACKTICKS.match(text, start).end()
+        tick = text.find("`", end)
+        newline = text.find("\n", end, len(text) if tick == -1 else tick)
+        if newline != -1:
+            longest = max(map(len, _BACKTICKS.findall(text, newline + 1)), default=0)
+            width = min(end - start, longest)
+            if width < 3:
+                return None
+            return text[newline + 1:text.find("`" * width, newline + 1)]
+        start = -1 if tick == -1 else text.find("```", tick)
+    return None
 
 
 def extract_code(text: str) -> str | None:
     """The body of the first fenced code block of *text* (a fence of three or more backticks or
-    tildes closes only on the same fence, so code that holds ``` can be fenced with ````), or None."""
+    tildes closes only on the same fence, so code that holds ``` can be fenced with ````), else of
+    the first block closed at the end of its code's last line, or None."""
     text = text[:MAX_SCANNED_CHARS]
-    match = _FENCE.search(text) or _LOOSE_FENCE.search(text)
-    return match.group("body") if match else None
+    body = _fenced_block(text)
+    return body if body is not None else _loose_block(text)
 
 
 def fence(code: str, language: str = "") -> str:

@@ -8,6 +8,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
+import textwrap
 
 import gymnasium as gym
 import jsonschema
@@ -16,10 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentenv
+from agentenv._chat import MAX_SCANNED_CHARS
 from agentenv._cli import main
 from agentenv.wrappers import ChatEnv, extract_code, fence, parse_reply, to_anthropic
 
-from _paths import EXAMPLES, example
+from _paths import EXAMPLES, REPO, example
 
 FIZZBUZZ = open(os.path.join(EXAMPLES, "fizzbuzz", "solution", "fizzbuzz.py")).read()
 
@@ -207,6 +211,47 @@ def test_fences_hold_code_that_contains_fences():
     assert extract_code("intro\n" + fence(code) + "\ntrailing") == code
     assert extract_code("```python\nx = 1```") == "x = 1"  # closed on the last line, as small models write
     assert extract_code("no code here") is None
+    assert extract_code("~~~\nx = 1\n~~~ \t\nmore") == "x = 1\n"  # tildes; spaces may follow the closing fence
+    assert extract_code("`````\nx = 1\n```\n") == "x = 1\n"  # a longer opening run closes on its longest match
+
+
+def finished(code: str):
+    """What *code* prints (JSON), run by a fresh interpreter on this checkout, failing the test unless it
+    finishes within a generous minute: a regex that backtracks holds the GIL, so only a process that
+    is stopped from outside can fail rather than hang the suite."""
+    try:
+        done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                              timeout=60, cwd=REPO, env={**os.environ, "PYTHONPATH": REPO})
+    except subprocess.TimeoutExpired:
+        pytest.fail("still reading one reply after 60 s")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_reply_of_unclosed_tool_call_tags_at_the_size_cap_is_read_in_one_pass():
+    """A regex rescanned the rest of the reply from every unclosed ``<tool_call>``: about 20 minutes
+    for a reply at the cap, all of it holding the GIL; a JSON call after the tags still counts."""
+    calls = finished("""
+        import json
+        from agentenv._chat import MAX_SCANNED_CHARS
+        from agentenv.wrappers import parse_reply
+        call = '{"name": "submit", "arguments": {}}'
+        tags = "<tool_call>" * ((MAX_SCANNED_CHARS - len(call)) // len("<tool_call>"))
+        print(json.dumps([[c.name, c.arguments, c.error] for c in parse_reply(tags + call).calls]))""")
+    assert calls == [["submit", {}, None]]
+
+
+def test_fences_that_never_close_at_the_size_cap_are_read_in_one_pass():
+    """Opening fences that never close (each line "```a", a fence with an info string) and an opening
+    run of half a million backticks: regexes rescanned the rest of the reply from each (from half an
+    hour to hours at the cap); the answers are what they were."""
+    found = finished("""
+        import json
+        from agentenv._chat import MAX_SCANNED_CHARS as CAP
+        from agentenv.wrappers import extract_code
+        print(json.dumps([extract_code("```a\\n" * (CAP // 5)), extract_code("~~~a\\n" * (CAP // 5)),
+                          extract_code("`" * (CAP // 2) + "\\n" + "x" * (CAP // 2 - 10) + "```")]))""")
+    assert found == ["", None, "x" * (MAX_SCANNED_CHARS // 2 - 10)]
 
 
 # --------------------------------------------------------------------------- export and reverify
