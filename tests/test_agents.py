@@ -15,7 +15,7 @@ import agentenv
 from agentenv import CodingEnv, InfrastructureError, make_agent, run_episode
 from agentenv import load_task
 from agentenv import AgentError
-from agentenv.builtin.agents_extra import extract_action, extract_code, parse_openai_spec
+from agentenv.builtin.agents_extra import MAX_JSON_CANDIDATES, extract_action, extract_code, parse_openai_spec
 from agentenv import bundled_dir
 
 EXAMPLES = os.path.join(bundled_dir("tasks"), "examples")
@@ -225,3 +225,22 @@ def test_openai_spec_and_reply_parsing():
     assert extract_code("no fence") == "no fence"
     assert extract_action('x {"a": 1} {"action": "read_file", "path": "p"}') == {"action": "read_file", "path": "p"}
     assert extract_action("nothing") == "nothing"
+
+
+def test_a_reply_nested_past_the_recursion_limit_costs_one_round_not_the_episode():
+    """``extract_action`` caught only JSONDecodeError: JSON nested deeper than the recursion limit
+    raised RecursionError out of ``act`` and the episode ended as the agent's error."""
+    deep = '{"a": ' * 3000
+    assert extract_action(deep) == deep
+    with ChatServer([deep, '{"action": "submit"}']) as server:
+        result = play(BANK, f"openai:{server.url}#m", "agentic")
+    assert "invalid action" in result.steps[0]["output"]  # answered as one invalid action
+    assert result.steps[1]["action"] == {"action": "submit"} and result.terminated
+
+
+def test_extract_action_tries_a_bounded_number_of_candidates():
+    action = '{"action": "submit"}'
+    assert extract_action("{" * (MAX_JSON_CANDIDATES - 1) + action) == {"action": "submit"}
+    assert extract_action("{" * MAX_JSON_CANDIDATES + action) == "{" * MAX_JSON_CANDIDATES + action
+    fenced = "{" * MAX_JSON_CANDIDATES + f"\n```json\n{action}\n```"  # fenced blocks are tried first
+    assert extract_action(fenced) == {"action": "submit"}

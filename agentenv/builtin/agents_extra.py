@@ -22,6 +22,7 @@ from an agent is the agent's own failure.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -282,6 +283,8 @@ SYSTEM_AGENTIC = ("You fix code in a sandboxed workspace, one action per reply. 
                   "{\"action\": \"overwrite_file\", \"path\": \"main.py\", \"content\": \"...\"} or "
                   "{\"action\": \"submit\"} when you are done.")
 _FENCE = re.compile(r"```[^\n`]*\n(.*?)```", re.S)
+#: how many ``{`` of a reply :func:`extract_action` tries to decode (as ``ChatEnv`` does)
+MAX_JSON_CANDIDATES = 200
 
 
 def extract_code(text: str) -> str:
@@ -291,17 +294,21 @@ def extract_code(text: str) -> str:
 
 
 def extract_action(text: str) -> Any:
-    """The first JSON object in a chat reply (fenced or not); the raw text when none parses, so the
-    environment answers it as an invalid action and the model sees why."""
+    """The first JSON object with an ``action`` in a chat reply (fenced blocks first, then the whole
+    reply); the raw text when none parses, so the environment answers it as an invalid action and
+    the model sees why. The reply is the model's output: JSON nested past the recursion limit is a
+    candidate that does not parse, and at most :data:`MAX_JSON_CANDIDATES` ``{`` are tried, so one
+    reply costs one round, never the episode (an exception here is the agent's own failure)."""
     decoder = json.JSONDecoder()
-    for candidate in [m.group(1) for m in _FENCE.finditer(text)] + [text]:
-        for start in [i for i, ch in enumerate(candidate) if ch == "{"]:
-            try:
-                value, _ = decoder.raw_decode(candidate, start)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(value, dict) and "action" in value:
-                return value
+    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
+    starts = ((candidate, i) for candidate in candidates for i, ch in enumerate(candidate) if ch == "{")
+    for candidate, start in itertools.islice(starts, MAX_JSON_CANDIDATES):
+        try:
+            value, _ = decoder.raw_decode(candidate, start)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict) and "action" in value:
+            return value
     return text
 
 
