@@ -191,6 +191,23 @@ def test_verdicts_match_the_format_harness_for_every_sample(imported):
     assert not mismatches
 
 
+def _single_shot(tmp_path, problem: dict) -> CodingEnv:
+    """A single-shot environment for one HumanEval-format record, imported under *tmp_path*."""
+    source = tmp_path / "problem.jsonl"
+    source.write_text(json.dumps(problem) + "\n")
+    report = import_humaneval(str(source), str(tmp_path / "suite"), timeout_s=TIMEOUT)
+    assert not report.bad, report.bad
+    return CodingEnv(load_task(report.written[0]), mode="single_shot")
+
+
+def _judge(env: CodingEnv, completion: str) -> tuple[str, float]:
+    """The judge's output and the reward for *completion*, in a fresh episode of *env*."""
+    env.reset()
+    obs, reward, terminated, _, info = env.step(completion)
+    assert terminated and not info["reward_masked"], info["infra_error"]
+    return obs["output"], reward
+
+
 def test_a_test_that_calls_the_function_by_name_calls_the_candidate(tmp_path):
     # HumanEval/33's test compares candidate(x) with sort_third(x): under the format's harness the name is
     # the completion's function, not the prompt's stub (which returns None)
@@ -200,16 +217,10 @@ def test_a_test_that_calls_the_function_by_name_calls_the_candidate(tmp_path):
                "test": "\n\ndef check(candidate):\n"
                        "    assert tuple(candidate([5, 3, -4, 8, -3, 9])) == tuple(sort_third([5, 3, -4, 8, -3, 9]))\n"
                        "    assert tuple(candidate([5, 6, 3, 4, 8, 9, 2])) == tuple([2, 6, 3, 4, 8, 9, 5])\n"}
-    source = tmp_path / "byname.jsonl"
-    source.write_text(json.dumps(problem) + "\n")
-    report = import_humaneval(str(source), str(tmp_path / "byname"), timeout_s=TIMEOUT)
-    assert not report.bad
-    env = CodingEnv(load_task(report.written[0]), mode="single_shot")
+    env = _single_shot(tmp_path, problem)
     try:
         for completion in (problem["canonical_solution"], "    return sorted(l)\n", "    return None\n"):
-            env.reset()
-            _, reward, terminated, _, info = env.step(completion)
-            assert terminated and not info["reward_masked"], info["infra_error"]
+            _, reward = _judge(env, completion)
             official = official_verdict(problem, completion, TIMEOUT)
             assert ("passed" if reward == 1.0 else "not passed") == (
                 "passed" if official == "passed" else "not passed"), (completion, reward, official)
@@ -345,3 +356,52 @@ def test_the_judge_is_not_dumpable_when_it_forks(tmp_path):
     proc = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "check.py"), str(tmp_path / "solution.py")],
                           capture_output=True, text=True, timeout=60)
     assert "dumpable at fork: 0" in proc.stdout and proc.returncode == 0, (proc.stdout, proc.stderr)
+
+
+# ---------------------------------------------------------------- nothing of the workspace is imported
+
+_PLANTS_COLORSYS = '''    return x
+
+
+import os as _os
+with open("/app/.humaneval/colorsys.py", "w") as _f:  # the judge's own folder, writable by the candidate
+    _f.write("import os\\nos.write(1, b'the planted module ran\\\\n')\\nos._exit(0)\\n")
+_os.write(1, b"planted\\n")
+'''
+
+
+def test_a_module_the_candidate_plants_beside_the_judge_is_never_imported(tmp_path):
+    # Before: `python /app/.humaneval/check.py` had its own folder first on sys.path, and the candidate
+    # can write it. A module planted there from the child was what the test imported, in the judge,
+    # and its os._exit(0) scored this wrong answer 1.0 (deterministic here: the test imports the module
+    # only after the first reply, when the candidate's code has run; the red team raced the judge).
+    problem = {"task_id": "Plant/0", "entry_point": "double", "prompt": "def double(x):\n    \"\"\"2 * x\"\"\"\n",
+               "canonical_solution": "    return 2 * x\n",
+               "test": "import sys\n\n\ndef check(candidate):\n    candidate(1)\n    import colorsys\n"
+                       "    assert not [p for p in sys.path if p.startswith('/app')], sys.path\n"
+                       "    assert candidate(3) == 6\n"}
+    env = _single_shot(tmp_path, problem)
+    try:
+        output, reward = _judge(env, _PLANTS_COLORSYS)
+        assert "planted" in output and "the planted module ran" not in output, output
+        assert reward == 0.0 and "Plant/0: failed" in output, output
+        assert _judge(env, problem["canonical_solution"])[1] == 1.0
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("flags", [[], ["-P"], ["-I"]], ids=["plain", "-P", "-I"])
+def test_the_judge_takes_only_its_own_folder_off_sys_path(tmp_path, flags):
+    # Under -P, PYTHONSAFEPATH or -I the script's folder is not sys.path[0]: nothing else goes.
+    from agentenv.builtin.authoring.humaneval import HARNESS
+    base = subprocess.run([sys.executable, *flags, "-c", "import json, sys; print(json.dumps(sys.path))"],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    expected = [p for p in json.loads(base.stdout) if p]  # -c puts '' (the cwd) where a script puts its folder
+    (tmp_path / "check.py").write_text(HARNESS)
+    (tmp_path / "problem.json").write_text(json.dumps({
+        "task_id": "T/0", "entry_point": "f", "prompt": "", "timeout_s": 3.0,
+        "test": "import sys\n\ndef check(candidate):\n    assert sys.path == %r, sys.path\n" % (expected,)}))
+    (tmp_path / "solution.py").write_text("def f(x):\n    return x\n")
+    proc = subprocess.run([sys.executable, *flags, str(tmp_path / "check.py"), str(tmp_path / "solution.py")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "T/0: passed" in proc.stdout, (proc.stdout, proc.stderr)

@@ -17,7 +17,9 @@ A HumanEval-format file holds one JSON object a line (optionally gzip-compressed
   ``AssertionError`` or ``os._exit`` in the child cannot reach the verdict, and a child that hangs
   or dies fails. The child never holds the test: it is forked before the parent reads
   ``problem.json``, which the parent removes before the child's code runs, and the parent is not
-  dumpable from before the fork (no ``/proc/<pid>/mem`` of it can be opened);
+  dumpable from before the fork (no ``/proc/<pid>/mem`` of it can be opened). Neither imports a
+  module from the workspace: the script's own folder (``sys.path[0]``, writable by the candidate)
+  and any other entry inside the workspace leave ``sys.path`` before the judge's first import;
 * the reference solution is ``prompt + canonical_solution``.
 
 Task ids are ``<suite>.<task_id>`` with every character outside ``[A-Za-z0-9_.]`` replaced by
@@ -49,15 +51,42 @@ PROBLEMS_DIR = "problems"  # task files live below the suite, away from suite.js
 # standard library. The sequence (fork, tempdir, guard, swallow_io, time_limit, exec, BaseException)
 # mirrors the format's harness so that verdicts agree.
 HARNESS = r'''"""Decide a HumanEval-format verdict for one solution file; exit 0 iff it passed."""
+import os  # both are loaded before any script runs (os by site, frozen from 3.11): no path is searched
+import sys
+
+
+def _untrusted_folders():
+    """The workspace, which the candidate can write (this script's folder is .humaneval in it), and
+    this folder, as named and resolved: sys.path[0] is the script's resolved folder."""
+    folders = set()
+    for here in {os.path.dirname(os.path.abspath(__file__)), os.path.dirname(os.path.realpath(__file__))}:
+        folders.update((here, os.path.dirname(here)))
+    return [f for f in folders if os.path.dirname(f) != f]  # never the file system's root
+
+
+def _inside(entry, folders):
+    # by name: an entry's realpath would cost ~20 us each, and the entries besides sys.path[0] come
+    # from the runtime and the task, not from the candidate
+    path = os.path.abspath(entry or ".")
+    return any(path == f or path.startswith(f + os.sep) for f in folders)
+
+
+# `python check.py` puts this script's folder first on sys.path, and the candidate can write it: a
+# copy.py or string.py it planted there from the child was what the test's check() imported, in
+# this process, after the fork (its os._exit(0) scored a wrong answer 1.0). So before any other
+# import, no entry in the workspace stays on the path: this folder, where it is sys.path[0] (under
+# -P, PYTHONSAFEPATH or -I it is not there, and then nothing else is removed), and any other. The
+# command stays `python check.py`, without -I: only a plain command is served warm.
+_UNTRUSTED = _untrusted_folders()
+sys.path[:] = [entry for entry in sys.path if not _inside(entry, _UNTRUSTED)]
+
 import builtins
 import contextlib
 import faulthandler
 import io
 import json
-import os
 import select
 import signal
-import sys
 import time
 import typing  # noqa: F401  (most solutions import it: loaded once here, as in the format's harness)
 
