@@ -405,3 +405,94 @@ def test_the_judge_takes_only_its_own_folder_off_sys_path(tmp_path, flags):
     proc = subprocess.run([sys.executable, *flags, str(tmp_path / "check.py"), str(tmp_path / "solution.py")],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and "T/0: passed" in proc.stdout, (proc.stdout, proc.stderr)
+
+
+# ---------------------------------------------------------------- subclasses of built-in types
+
+# One entry point that returns, for each kind, the value the test expects: the good completion returns
+# each as a subclass of that value's type, each liar returns one wrong value dressed to look right.
+_PLAIN = {"task_id": "Plain/0", "entry_point": "plain",
+          "prompt": "def plain(kind):\n    \"\"\"The value the test names by kind.\"\"\"\n",
+          "canonical_solution": "    return {'dict': {'a': 2, 'b': 1}, 'ordered': {'b': 1, 'a': 2}, 'list': [1, 2],\n"
+                                "            'tuple': (1, 3), 'int': -1, 'str': 'abc', 'float': 0.5, 'set': {1, 2},\n"
+                                "            'nested': [{'a': 2}]}[kind]\n",
+          "test": "\n\ndef check(candidate):\n"
+                  "    assert candidate('dict') == {'a': 2, 'b': 1}\n"
+                  "    assert list(candidate('ordered').items()) == [('b', 1), ('a', 2)]\n"
+                  "    assert candidate('list') == [1, 2]\n"
+                  "    assert candidate('tuple') == (1, 3)\n"
+                  "    assert candidate('int') == -1\n"
+                  "    assert candidate('str') == 'abc'\n"
+                  "    assert candidate('float') == 0.5\n"
+                  "    assert candidate('set') == {1, 2}\n"
+                  "    assert candidate('nested') == [{'a': 2}]\n"}
+_SUBCLASSES = '''    import collections, enum
+    class Sign(enum.IntEnum):
+        NEGATIVE = -1
+    class Word(str):
+        pass
+    class Pair(list):
+        pass
+    class Half(float):
+        pass
+    class Bag(set):
+        pass
+    ordered = collections.OrderedDict(a=2, b=1)
+    ordered.move_to_end("a")
+    counts = collections.defaultdict(int)
+    counts["a"] += 2
+    MinMax = collections.namedtuple("MinMax", "low high")
+    return {"dict": collections.Counter("aab"), "ordered": ordered, "list": Pair([1, 2]), "tuple": MinMax(1, 3),
+            "int": Sign.NEGATIVE, "str": Word("abc"), "float": Half(0.5), "set": Bag({1, 2}),
+            "nested": [counts]}[kind]
+'''
+_ANSWERS = (_PLAIN["canonical_solution"].replace("    return ", "    answers = ", 1).replace("}[kind]", "}")
+            + "    return LIAR if kind == KIND else answers[kind]\n")
+_LIARS = {
+    "an always-equal dict": ("dict", "class D(dict):\n    __eq__ = lambda self, other: True\n"
+                                     "    __ne__ = lambda self, other: False\n    __hash__ = None\n", "D(a=0)"),
+    "a dict whose items lie": ("dict", "class D(dict):\n    items = lambda self: [('a', 2), ('b', 1)]\n"
+                                       "    keys = lambda self: ['a', 'b']\n    __iter__ = lambda self: iter(['a', 'b'])\n"
+                                       "    __getitem__ = lambda self, key: {'a': 2, 'b': 1}[key]\n"
+                                       "    __len__ = lambda self: 2\n", "D(z=9)"),
+    "an OrderedDict whose items lie": ("ordered", "import collections\nclass D(collections.OrderedDict):\n"
+                                                  "    items = lambda self: [('b', 1), ('a', 2)]\n"
+                                                  "    __iter__ = lambda self: iter(['b', 'a'])\n", "D(z=9)"),
+    "a list whose __iter__ lies": ("list", "class L(list):\n    __iter__ = lambda self: iter([1, 2])\n"
+                                           "    __eq__ = lambda self, other: True\n    __len__ = lambda self: 2\n",
+                                   "L([9])"),
+    "a tuple whose __iter__ lies": ("tuple", "class T(tuple):\n    __iter__ = lambda self: iter((1, 3))\n", "T((0, 0))"),
+    "an int whose __int__ lies": ("int", "class I(int):\n    __int__ = __index__ = lambda self: -1\n"
+                                         "    __eq__ = lambda self, other: True\n    __hash__ = int.__hash__\n", "I(7)"),
+    "a str whose __str__ lies": ("str", "class S(str):\n    __str__ = lambda self: 'abc'\n"
+                                        "    __eq__ = lambda self, other: True\n    __hash__ = str.__hash__\n", "S('xyz')"),
+    "a float whose __repr__ lies": ("float", "class F(float):\n    __repr__ = __float__ = lambda self: 0.5\n", "F(0.25)"),
+}
+
+
+def test_values_of_subclasses_of_built_in_types_keep_full_marks(tmp_path):
+    # Before: only exact built-in types crossed, so a correct Counter, OrderedDict, defaultdict,
+    # namedtuple, IntEnum or str subclass scored 0 ("a value of type Counter cannot be judged"), where
+    # the format's harness, comparing in one process, passes them all.
+    assert official_verdict(_PLAIN, _SUBCLASSES, TIMEOUT) == "passed"
+    env = _single_shot(tmp_path, _PLAIN)
+    try:
+        output, reward = _judge(env, _SUBCLASSES)
+        assert reward == 1.0, output
+    finally:
+        env.close()
+
+
+def test_a_subclass_that_lies_about_its_value_still_fails(tmp_path):
+    # A subclass crosses as the value it stores, read with its base type's methods: what its own
+    # __eq__, __iter__, items, __str__ or __int__ claim does not count.
+    env = _single_shot(tmp_path, _PLAIN)
+    try:
+        assert _judge(env, _PLAIN["canonical_solution"])[1] == 1.0
+        for name, (kind, classes, liar) in _LIARS.items():
+            completion = ("\n".join("    " + line for line in classes.splitlines()) + "\n"
+                          + _ANSWERS.replace("LIAR", liar).replace("KIND", repr(kind)))
+            output, reward = _judge(env, completion)
+            assert reward == 0.0 and output.endswith("Plain/0: failed: "), (name, output)  # the assert
+    finally:
+        env.close()

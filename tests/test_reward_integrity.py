@@ -262,7 +262,13 @@ def test_always_equal_cannot_cross_to_the_humaneval_judge():
     env = gym.make(task.env_id)
     try:
         env.reset()
+        # a subclass of a built-in type crosses as the value it stores (here []), not as what it claims
         body = ("    class E(list):\n        def __eq__(self, o):\n            return True\n"
+                "        __hash__ = None\n    return E()\n")
+        obs, reward, *_, info = env.step(body)
+        assert reward == 0.0 and obs["output"].endswith("MiniEval/0: failed: "), obs["output"]
+        env.reset()
+        body = ("    class E:\n        def __eq__(self, o):\n            return True\n"
                 "        __hash__ = None\n    return E()\n")
         obs, reward, *_, info = env.step(body)
         assert reward == 0.0 and "cannot be judged" in obs["output"], obs["output"]

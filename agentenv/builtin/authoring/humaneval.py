@@ -13,9 +13,10 @@ A HumanEval-format file holds one JSON object a line (optionally gzip-compressed
   stdout/stderr swallowed, stdin unreadable, a ``SIGALRM`` time limit, killed at the end), while
   the test's ``check`` runs in the parent, which never executes the candidate's code: each call of
   ``candidate(...)`` sends its arguments to the child and receives the result as tagged JSON of
-  exact built-in types. An object that claims to equal anything cannot cross, a patched
-  ``AssertionError`` or ``os._exit`` in the child cannot reach the verdict, and a child that hangs
-  or dies fails. The child never holds the test: it is forked before the parent reads
+  exact built-in types (a subclass's value, a ``Counter``'s or an ``IntEnum``'s, as its base
+  type's, read with the base type's own methods). An object that claims to equal anything cannot
+  cross, a patched ``AssertionError`` or ``os._exit`` in the child cannot reach the verdict, and a
+  child that hangs or dies fails. The child never holds the test: it is forked before the parent reads
   ``problem.json``, which the parent removes before the child's code runs, and the parent is not
   dumpable from before the fork (no ``/proc/<pid>/mem`` of it can be opened). Neither imports a
   module from the workspace: the script's own folder (``sys.path[0]``, writable by the candidate)
@@ -81,6 +82,7 @@ _UNTRUSTED = _untrusted_folders()
 sys.path[:] = [entry for entry in sys.path if not _inside(entry, _UNTRUSTED)]
 
 import builtins
+import collections
 import contextlib
 import faulthandler
 import io
@@ -153,28 +155,46 @@ def _guard():
 
 
 # Values cross between the candidate and the judge as tagged JSON, of exact built-in types only:
-# an object that claims to equal anything cannot cross, and the comparison runs in the judge.
+# an object that claims to equal anything cannot cross, and the comparison runs in the judge. A value
+# of a subclass of a built-in type (a Counter, an OrderedDict, a namedtuple, an IntEnum) crosses as the
+# base type's value, as the format's harness compares it (a correct Counter scored 0 when only exact
+# types crossed). It is read with the base type's own methods (dict.items, list.__iter__, str.__str__,
+# int.__int__, float.__repr__, ...), never the value's, so an override of __eq__, __iter__, items,
+# __str__ or __int__ neither runs in the judge nor changes what crosses: the stored value does.
 _LIMIT = 16 << 20
 
 
+def _items(value):
+    # an OrderedDict's order is its own list's (move_to_end changes that, not the dict's)
+    if issubclass(type(value), collections.OrderedDict):
+        return collections.OrderedDict.items(value)
+    return dict.items(value)
+
+
 def _encode(value, depth=0):
-    kind = type(value)
+    kind = type(value)  # type(), not isinstance(): a __class__ property cannot claim a base
     if depth > 200:
         raise TypeError("a value nested more than 200 deep")
-    if value is None or kind in (bool, int, str):
+    if value is None or kind is bool:
         return value
-    if kind is float:
-        return {"~": "float", "v": repr(value)}
-    if kind is list:
-        return [_encode(v, depth + 1) for v in value]
-    if kind in (tuple, set, frozenset):
-        return {"~": kind.__name__, "v": [_encode(v, depth + 1) for v in value]}
-    if kind is dict:
-        return {"~": "dict", "v": [[_encode(k, depth + 1), _encode(v, depth + 1)] for k, v in value.items()]}
-    if kind is bytes:
-        return {"~": "bytes", "v": value.hex()}
-    if kind is complex:
-        return {"~": "complex", "v": [repr(value.real), repr(value.imag)]}
+    if issubclass(kind, int):
+        return int.__int__(value)
+    if issubclass(kind, str):
+        return str.__str__(value)
+    if issubclass(kind, float):
+        return {"~": "float", "v": float.__repr__(value)}
+    if issubclass(kind, list):
+        return [_encode(v, depth + 1) for v in list.__iter__(value)]
+    if issubclass(kind, dict):
+        return {"~": "dict", "v": [[_encode(k, depth + 1), _encode(v, depth + 1)] for k, v in _items(value)]}
+    for base in (tuple, set, frozenset):
+        if issubclass(kind, base):
+            return {"~": base.__name__, "v": [_encode(v, depth + 1) for v in base.__iter__(value)]}
+    if issubclass(kind, bytes):
+        return {"~": "bytes", "v": bytes.hex(value)}
+    if issubclass(kind, complex):
+        return {"~": "complex", "v": [float.__repr__(complex.real.__get__(value)),
+                                      float.__repr__(complex.imag.__get__(value))]}
     raise TypeError("a value of type %s cannot be judged (only built-in data types cross)" % kind.__name__)
 
 
