@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tomllib
 
 import pytest
@@ -104,3 +105,58 @@ def test_round_trip_through_harbor_keeps_the_task_solvable(tmp_path):
     assert set(original.environment.dependencies) <= set(back.environment.dependencies)
     assert back.reference_solution.read() == original.reference_solution.read()
     assert json.loads(open(tmp_path / "back" / "suite.json").read())["name"] == "back"
+
+
+# --------------------------------------------------------------------------- the reward, against the code under test
+
+CORRECT_STATS = ("import csv\nrows = list(csv.DictReader(open('/app/data.csv')))\nvalues = [float(r['value']) for r in rows]\n"
+                 "print(f'{sum(values) / len(values):.2f}')\nprint(max(rows, key=lambda r: float(r['value']))['name'])\n")
+WRONG_STATS = "print('0.00')\nprint('nobody')\n"
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+    """csv-mean (test.sh runs pytest on the agent's stats.py, writes reward.txt) and json-reward (a
+    ``python3 -`` check that writes reward.json), imported once: name -> task file."""
+    out = tmp_path_factory.mktemp("imported")
+    report = import_harbor(os.path.join(FIXTURES, "csv-mean"), str(out))
+    report2 = import_harbor(os.path.join(FIXTURES, "json-reward"), str(out))
+    assert not report.refused and not report2.refused, (report.refused, report2.refused)
+    return {os.path.basename(os.path.dirname(p)): p for p in report.written + report2.written}
+
+
+def _play(task_path, files):
+    """The reward of one episode that writes *files* (path -> text) and submits."""
+    env = agentenv.CodingEnv(agentenv.load_task(task_path))
+    try:
+        env.reset()
+        for path, content in files.items():
+            env.step({"action": "overwrite_file", "path": path, "content": content})
+        obs, reward, *_ = env.step({"action": "submit"})
+        return reward
+    finally:
+        env.close()
+
+
+def test_code_under_test_cannot_answer_for_test_sh_in_the_reward_file(imported):
+    """stats.py, run by test.sh's pytest, wrote reward.json = 1 (read first, so test.sh's own 0 in
+    reward.txt went unread), or wrote reward.txt = 1 read-only (test.sh's write failed, its exit status
+    was only printed): full marks for a wrong answer. Only the file test.sh names is read, and a test.sh
+    that exits non-zero scores 0."""
+    task = imported["csv_mean"]
+    logs = "/tmp/.harbor-logs/verifier"
+    as_json = f"import os\nos.makedirs({logs!r}, exist_ok=True)\nopen({logs!r} + '/reward.json', 'w').write('{{\"reward\": 1.0}}')\n"
+    read_only = f"import os\nopen({logs!r} + '/reward.txt', 'w').write('1\\n')\nos.chmod({logs!r} + '/reward.txt', 0o444)\n"
+    assert _play(task, {"/app/stats.py": as_json + WRONG_STATS}) == 0.0
+    assert _play(task, {"/app/stats.py": read_only + WRONG_STATS}) == 0.0
+    assert _play(task, {"/app/stats.py": CORRECT_STATS}) == 1.0
+
+
+def test_tests_naming_both_reward_files_or_neither_are_refused(tmp_path):
+    for name, line in (("both", "echo 1 > /logs/verifier/reward.txt; echo '{\"reward\": 1}' > /logs/verifier/reward.json"),
+                       ("neither", "exit 0")):
+        task = tmp_path / name
+        shutil.copytree(os.path.join(FIXTURES, "csv-mean"), task)
+        (task / "tests" / "test.sh").write_text(f"#!/bin/bash\n{line}\n")
+        report = import_harbor(str(task), str(tmp_path / "out"), run_oracle=False)
+        assert not report.written and f"write {name}" in report.refused[0][1], report.refused

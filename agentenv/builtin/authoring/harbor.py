@@ -9,7 +9,7 @@ A Harbor task (the layout Terminal-Bench 2 and Harbor's registry use) is a folde
     instruction.md       the prompt
     environment/         Dockerfile (or docker-compose.yaml) and its build context
     tests/test.sh        run after the agent with tests/ at /tests; writes /logs/verifier/reward.txt
-                         (a number) or reward.json ({"reward": x, ...}, which wins)
+                         (a number) or reward.json ({"reward": x, ...}); Harbor reads reward.json first
     solution/solve.sh    the oracle, with solution/ at /solution
 
 Import converts what agentenv can express and refuses the rest, one reason per task:
@@ -23,7 +23,10 @@ Import converts what agentenv can express and refuses the rest, one reason per t
   verifier runs under a small wrapper (``.harbor/verify.py``, hidden) that takes the reward pipe from
   the environment before ``test.sh`` runs, so neither test.sh nor the code it tests can write the
   score except through ``/logs/verifier/reward.{txt,json}`` (rewritten to a scratch folder that the
-  wrapper reads after every other process is gone). Installs in test.sh (uv, pip) move to the
+  wrapper makes anew, once every process the agent left is gone, just before test.sh, and reads after
+  every other process is gone). Only the reward file the tests name is read (tests naming both or
+  neither are refused), so code under test cannot answer for test.sh in the other file, and a
+  test.sh that exits non-zero (its own write refused, say) scores 0. Installs in test.sh (uv, pip) move to the
   runtime's dependencies; any other download in test.sh is refused (sandboxes have no network).
 * ``[verifier] timeout_sec`` -> ``limits.wall_time_s``, ``memory_mb`` -> ``limits.memory_mb``,
   ``[metadata]`` difficulty/tags, the rest under ``metadata.harbor``.
@@ -71,14 +74,9 @@ if not pipe or not os.path.lexists(pipe) or not st.S_ISFIFO(os.lstat(pipe).st_mo
 fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
 os.unlink(pipe)
 ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: /proc/<this>/fd is closed to the tests
-logs = sys.argv[1]
-os.makedirs(logs, exist_ok=True)
-for name in ("reward.txt", "reward.json"):
-    if os.path.lexists(os.path.join(logs, name)):
-        os.unlink(os.path.join(logs, name))
-env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTENV_")}
-env.update(json.loads(sys.argv[3]))
-code = subprocess.call(["bash", sys.argv[2]], cwd=sys.argv[4], env=env, close_fds=True, start_new_session=True)
+logs, test_sh, verifier_env, cwd, reward_name = sys.argv[1:6]
+
+
 def stat(pid):
     try:
         return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
@@ -91,31 +89,51 @@ pid = os.getppid()
 while pid > 1:
     keep.add(pid)
     pid = int(stat(pid)[1])
-for _ in range(100):
-    others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep and stat(p)[0] not in "ZX"]
-    if not others:
-        break
-    for p in others:
-        try:
-            os.kill(p, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    time.sleep(0.01)
-score = None
-for name in ("reward.json", "reward.txt"):
-    path = os.path.join(logs, name)
-    if os.path.isfile(path) and not os.path.islink(path):
-        text = open(path, encoding="utf-8", errors="replace").read().strip()
-        if name == "reward.json":
+
+
+def kill_the_rest():
+    for _ in range(100):
+        others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep and stat(p)[0] not in "ZX"]
+        if not others:
+            return
+        for p in others:
             try:
-                doc = json.loads(text)
-                score = doc.get("reward", next(iter(doc.values()), None)) if isinstance(doc, dict) else doc
-            except ValueError:
-                score = None
-        else:
-            score = text.split()[0] if text.split() else None
-        break
-print(f"test.sh exited {code}; reward {score}")
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.01)
+
+
+# Nothing the agent left running may wait for the reward folder, and nothing it left there counts:
+# whatever holds the folder's path now is moved aside (a rename needs no access to what is inside)
+# and the folder is made anew, by this process alone, just before test.sh runs.
+kill_the_rest()
+top = os.path.dirname(logs)
+if os.path.lexists(top):
+    os.rename(top, f"{top}.stale-{os.urandom(8).hex()}")
+os.mkdir(top, 0o700)
+os.mkdir(logs, 0o700)
+env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTENV_")}
+env.update(json.loads(verifier_env))
+code = subprocess.call(["bash", test_sh], cwd=cwd, env=env, close_fds=True, start_new_session=True)
+kill_the_rest()
+# Only the file test.sh writes is read (chosen at import): a reward.json or reward.txt that code
+# under test wrote beside it is not. A test.sh that failed (its own write refused, say) scores 0.
+score = None
+path = os.path.join(logs, reward_name)
+if code != 0:
+    score = 0
+elif os.path.isfile(path) and not os.path.islink(path):
+    text = open(path, encoding="utf-8", errors="replace").read().strip()
+    if reward_name == "reward.json":
+        try:
+            doc = json.loads(text)
+            score = doc.get("reward", next(iter(doc.values()), None)) if isinstance(doc, dict) else doc
+        except ValueError:
+            score = None
+    else:
+        score = text.split()[0] if text.split() else None
+print(f"test.sh exited {code}; {reward_name}: reward {score}")
 if score is not None:
     os.write(fd, f"{score}\n".encode())
 '''
@@ -263,6 +281,17 @@ def _convert_test_script(text: str) -> tuple[str, list[str]]:
     return "\n".join(lines) + "\n", packages
 
 
+def _reward_file(script: str, tests: dict[str, bytes]) -> str:
+    """The one reward file the tests write, reward.txt or reward.json: the verifier reads only that
+    one, so a second file that code under test writes beside it is never read."""
+    text = script + "".join(data.decode("utf-8", "replace") for rel, data in tests.items() if rel != "test.sh")
+    named = [name for name in ("reward.txt", "reward.json") if re.search(rf"\b{re.escape(name)}\b", text)]
+    if len(named) != 1:
+        raise Refusal(f"tests/ write {'both reward.txt and reward.json' if named else 'neither reward.txt nor reward.json'}"
+                      ": the verifier reads one reward file, the one the tests name")
+    return named[0]
+
+
 def _rewrite_paths(text: str) -> str:
     text = re.sub(r"(?<![\w./-])/logs/verifier\b", LOGS, text)
     text = re.sub(r"(?<![\w./-])/tests\b", TESTS, text)
@@ -323,6 +352,7 @@ def convert(task_dir: str, suite: str, out_dir: str, *, run_oracle: bool = True,
             hidden[rel] = _rewrite_paths(data.decode("utf-8")).encode()
         except UnicodeDecodeError:
             pass
+    reward_name = _reward_file(script, tests)
     hidden[f"{HIDDEN}/tests/test.sh"] = script.encode()
     hidden[f"{HIDDEN}/verify.py"] = VERIFY.encode()
     deps = _dedupe_requirements([*docker["pip"], *test_packages, *DEFAULT_DEPS])
@@ -330,7 +360,7 @@ def convert(task_dir: str, suite: str, out_dir: str, *, run_oracle: bool = True,
     verifier_env = {k: _rewrite_paths(str(v)) for k, v in (verifier.get("env") or {}).items()}
     timeout = float(verifier.get("timeout_sec", 600.0))
     command = (f"exec python -I /app/{HIDDEN}/verify.py {LOGS} {TESTS}/test.sh "
-               f"{shlex.quote(json.dumps(verifier_env))} /app")
+               f"{shlex.quote(json.dumps(verifier_env))} /app {reward_name}")
     doc: dict[str, Any] = {
         "task_id": f"{suite}.{name}", "version": 0,
         "description": _read_text(os.path.join(task_dir, "instruction.md")).strip(),
