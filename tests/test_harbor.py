@@ -71,10 +71,13 @@ def test_dockerfile_and_test_script_conversion():
                      ("FROM python:3.11\nRUN pip install -r requirements.txt\n", "requirement files")):
         with pytest.raises(Refusal, match=why):
             _parse_dockerfile(bad, {})
-    script, packages = _convert_test_script("uv pip install pytest==8.3.5 requests\nuv run pytest /tests/t.py\n"
+    script, packages = _convert_test_script("uv pip install pytest==8.3.5 requests\nsource .tbench-testing/bin/activate\n"
+                                            ". /opt/venv/bin/activate\nuv run pytest /tests/t.py\n"
+                                            "if pytest /tests -q; then echo ok; fi\n"
                                             "echo $? > /logs/verifier/reward.txt\n")
     assert packages == ["pytest==8.3.5", "requests"]
-    assert script == ("python -m pytest /app/.harbor/tests/t.py\n"
+    pytest_run = "python -m pytest -c /app/.harbor/pytest.ini --rootdir /app/.harbor/tests -p no:cacheprovider"
+    assert script == (f"{pytest_run} /app/.harbor/tests/t.py\nif {pytest_run} /app/.harbor/tests -q; then echo ok; fi\n"
                       "echo $? > /tmp/.harbor-logs/verifier/reward.txt\n")
 
 
@@ -160,3 +163,39 @@ def test_tests_naming_both_reward_files_or_neither_are_refused(tmp_path):
         (task / "tests" / "test.sh").write_text(f"#!/bin/bash\n{line}\n")
         report = import_harbor(str(task), str(tmp_path / "out"), run_oracle=False)
         assert not report.written and f"write {name}" in report.refused[0][1], report.refused
+
+
+def test_workspace_files_do_not_run_in_test_sh(imported):
+    """Files the agent left in /app ran in test.sh before the tests could: a workspace virtual
+    environment's bin/activate (sourced by Terminal-Bench's test.sh; only .venv/venv were dropped), an
+    /app/pytest.py standing in for pytest (``uvx pytest`` became ``python -m pytest``, cwd first on
+    sys.path), and an /app/pytest.ini that made /app pytest's rootdir so that its conftest.py exited 0:
+    full marks each for a wrong answer. Activate lines are dropped wherever the environment lives, test.sh's
+    Python keeps the working directory off sys.path, and pytest runs with the hidden tests' configuration
+    and rootdir."""
+    task, wrong = imported["csv_mean"], {"/app/stats.py": WRONG_STATS}
+    assert _play(task, {**wrong, "/app/.tbench-testing/bin/activate":
+                        "echo 1 > /tmp/.harbor-logs/verifier/reward.txt\nexit 0\n"}) == 0.0
+    assert _play(task, {**wrong, "/app/pytest.py": "raise SystemExit(0)\n"}) == 0.0
+    assert _play(task, {**wrong, "/app/pytest.ini": "[pytest]\n", "/app/conftest.py": "import os\nos._exit(0)\n"}) == 0.0
+    assert _play(task, {"/app/stats.py": CORRECT_STATS, "/app/pytest.ini": "[pytest]\n"}) == 1.0
+
+
+def test_a_workspace_module_does_not_shadow_the_standard_library_in_the_check(imported):
+    """json-reward's test.sh runs no agent code: ``python3 - <<PY import configparser ...`` in /app. With
+    cwd first on sys.path, an /app/configparser.py was the check's configparser and wrote reward 1 with
+    the config left wrong; PYTHONSAFEPATH keeps it out."""
+    task = imported["json_reward"]
+    shadow = "import json, os\njson.dump({'reward': 1.0}, open('/tmp/.harbor-logs/verifier/reward.json', 'w'))\nos._exit(0)\n"
+    assert _play(task, {"/app/configparser.py": shadow}) == 0.0
+    fixed = "[server]\nport = 8080\nworkers = 8\n"
+    assert _play(task, {"/app/config.ini": fixed, "/app/configparser.py": "raise SystemExit(1)\n"}) == 1.0
+
+
+def test_a_python_before_3_11_is_refused(tmp_path):
+    """PYTHONSAFEPATH, which keeps the workspace off sys.path, is new in Python 3.11."""
+    task = tmp_path / "old-python"
+    shutil.copytree(os.path.join(FIXTURES, "json-reward"), task)
+    (task / "environment" / "Dockerfile").write_text("FROM python:3.10-slim\nWORKDIR /app\nCOPY config.ini .\n")
+    report = import_harbor(str(task), str(tmp_path / "out"), run_oracle=False)
+    assert not report.written and "Python 3.11" in report.refused[0][1], report.refused

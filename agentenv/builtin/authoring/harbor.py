@@ -28,6 +28,11 @@ Import converts what agentenv can express and refuses the rest, one reason per t
   neither are refused), so code under test cannot answer for test.sh in the other file, and a
   test.sh that exits non-zero (its own write refused, say) scores 0. Installs in test.sh (uv, pip) move to the
   runtime's dependencies; any other download in test.sh is refused (sandboxes have no network).
+* test.sh runs in /app, among the agent's files, so none of them may run in its place: virtual
+  environments' ``bin/activate`` lines are dropped (the runtime holds the packages), its Python runs
+  with ``PYTHONSAFEPATH`` (``python -``, ``-c`` and ``-m`` do not import from /app; Python 3.11 or
+  later, older bases are refused), and pytest on the hidden tests runs with their configuration and
+  rootdir (``-c .harbor/pytest.ini --rootdir .harbor/tests``), never a pytest.ini or conftest.py in /app.
 * ``[verifier] timeout_sec`` -> ``limits.wall_time_s``, ``memory_mb`` -> ``limits.memory_mb``,
   ``[metadata]`` difficulty/tags, the rest under ``metadata.harbor``.
 * the oracle: ``solve.sh`` runs once, at import, in a real sandbox of the converted task; the files
@@ -60,6 +65,11 @@ TESTS = f"/app/{HIDDEN}/tests"
 LOGS = "/tmp/.harbor-logs/verifier"
 SOLUTION = "/tmp/.harbor-solution"
 DEFAULT_DEPS = ("pytest==8.3.5",)
+# How test.sh's pytest runs the hidden tests: its configuration and rootdir are theirs, never the workspace's
+# (a pytest.ini in /app made /app the rootdir, and pytest then loaded the agent's conftest.py), and no
+# cache is written. PYTHONSAFEPATH (set by verify.py) keeps an /app/pytest.py from standing in for pytest.
+PYTEST_INI = f"/app/{HIDDEN}/pytest.ini"
+PYTEST = f"python -m pytest -c {PYTEST_INI} --rootdir {TESTS} -p no:cacheprovider"
 _KNOWN_SECTIONS = {"version", "schema_version", "task", "metadata", "verifier", "agent", "environment", "solution",
                    "source"}
 
@@ -115,6 +125,7 @@ os.mkdir(top, 0o700)
 os.mkdir(logs, 0o700)
 env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTENV_")}
 env.update(json.loads(verifier_env))
+env["PYTHONSAFEPATH"] = "1"  # python -, -c and -m in test.sh: the agent's working directory is not on sys.path
 code = subprocess.call(["bash", test_sh], cwd=cwd, env=env, close_fds=True, start_new_session=True)
 kill_the_rest()
 # Only the file test.sh writes is read (chosen at import): a reward.json or reward.txt that code
@@ -255,9 +266,16 @@ def _run_instruction(command: str, out: dict[str, Any], line: str) -> None:
     raise Refusal(f"RUN {command}: only package installs (pip, apt-get) are converted")
 
 
-_UV_NOISE = re.compile(r"^\s*(?:curl\s.*astral\.sh/uv.*|source\s+\$HOME/\.local/bin/env.*|\.\s+\$HOME/\.local/bin/env.*|"
-                       r"uv\s+venv.*|uv\s+init.*|source\s+\.?venv/bin/activate|\.\s+\.?venv/bin/activate|"
+# Setup lines that only make a place for installs the runtime already holds. A virtual environment's
+# activate script is dropped wherever it lives: test.sh runs in /app, so one in the workspace
+# (Terminal-Bench's ``.tbench-testing``) is the agent's shell code, run by the verifier.
+_UV_NOISE = re.compile(r"^\s*(?:curl\s.*astral\.sh/uv.*|(?:source|\.)\s+\$HOME/\.local/bin/env.*|"
+                       r"uv\s+venv.*|uv\s+init.*|python3?\s+-m\s+venv\s.*|(?:source|\.)\s+\S*bin/activate\b.*|"
                        r"export\s+PATH=\"?\$HOME/\.local/bin.*)\s*$")
+# pytest however test.sh starts it (uvx, uv run, python -m, or a command of its own on the line).
+_PYTEST = re.compile(r"\buvx\s+pytest\b|\buv\s+run\s+(?:--\S+\s+)*pytest\b|\bpython3?\s+-m\s+pytest\b|"
+                     r"(?:^|(?<=[;&|(!])|(?<=\bif)|(?<=\bthen)|(?<=\bdo)|(?<=\belse)|(?<=\btime)|(?<=\bexec))"
+                     r"(?P<lead>\s*)pytest(?=\s|$)")
 _INSTALL = re.compile(r"^\s*(?:uv\s+pip|python3?\s+-m\s+pip|pip3?|uv)\s+(?:install|add)\s+(.*)$")
 _NETWORK = re.compile(r"\b(?:curl|wget|git\s+clone|apt-get|apt\s+install|npm\s+install|pip\s+download)\b")
 
@@ -275,10 +293,22 @@ def _convert_test_script(text: str) -> tuple[str, list[str]]:
         if _NETWORK.search(line.split("#", 1)[0]):
             raise Refusal(f"tests/test.sh downloads at verification time ({line.strip()[:80]}); agentenv sandboxes "
                           "have no network: install it in environment/Dockerfile instead")
-        line = re.sub(r"\buvx\s+pytest\b|\buv\s+run\s+(?:--\S+\s+)*pytest\b", "python -m pytest", line)
-        line = re.sub(r"\buv\s+run\s+(?:--\S+\s+)*python\b", "python", line)
-        lines.append(_rewrite_paths(line))
+        line = _rewrite_paths(line)
+        line = _PYTEST.sub(lambda m: (m.group("lead") or "") + _pytest_command(m.group(0), line), line)
+        lines.append(re.sub(r"\buv\s+run\s+(?:--\S+\s+)*python\b", "python", line))
     return "\n".join(lines) + "\n", packages
+
+
+def _pytest_command(spelled: str, line: str) -> str:
+    """What runs pytest as *spelled* on *line*. A run of the hidden tests gets :data:`PYTEST`. Any
+    other run is of tests in the workspace, which import the agent's code into pytest anyway: it keeps
+    pytest's own configuration, and ``python -m pytest`` keeps its working directory on sys.path (the
+    tests import the solution from there); uvx and uv run had not put it there."""
+    if TESTS in line or "TEST_DIR" in line:
+        return PYTEST
+    if re.match(r"python3?\s", spelled):
+        return f"env PYTHONSAFEPATH= {spelled}"  # an empty PYTHONSAFEPATH is unset
+    return "python -m pytest" if spelled.startswith("uv") else spelled.strip()
 
 
 def _reward_file(script: str, tests: dict[str, bytes]) -> str:
@@ -333,6 +363,10 @@ def convert(task_dir: str, suite: str, out_dir: str, *, run_oracle: bool = True,
                 .find("install ok installed") < 0:
             raise Refusal(f"the Debian package {pkg} is not installed on this host (the sandbox uses the host's "
                           f"system): apt-get install -y {pkg}, then import again")
+    if tuple(int(n) for n in docker["python"].split(".")) < (3, 11):
+        raise Refusal(f"FROM python:{docker['python']}: the verifier keeps the agent's working directory off the "
+                      "sys.path of test.sh's Python with PYTHONSAFEPATH, which Python 3.11 added; use python:3.11 "
+                      "or later")
     script, test_packages = _convert_test_script(_read_text(test_sh))
     workdir = docker["workdir"].rstrip("/") or "/"
     if workdir != "/app":
@@ -355,6 +389,8 @@ def convert(task_dir: str, suite: str, out_dir: str, *, run_oracle: bool = True,
     reward_name = _reward_file(script, tests)
     hidden[f"{HIDDEN}/tests/test.sh"] = script.encode()
     hidden[f"{HIDDEN}/verify.py"] = VERIFY.encode()
+    # the task's own pytest.ini, when its tests carry one, else an empty one (pytest's defaults)
+    hidden[PYTEST_INI[len("/app/"):]] = hidden.get(f"{HIDDEN}/tests/pytest.ini", b"[pytest]\n")
     deps = _dedupe_requirements([*docker["pip"], *test_packages, *DEFAULT_DEPS])
     meta = config.get("metadata", {})
     verifier_env = {k: _rewrite_paths(str(v)) for k, v in (verifier.get("env") or {}).items()}
