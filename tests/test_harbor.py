@@ -199,3 +199,24 @@ def test_a_python_before_3_11_is_refused(tmp_path):
     (task / "environment" / "Dockerfile").write_text("FROM python:3.10-slim\nWORKDIR /app\nCOPY config.ini .\n")
     report = import_harbor(str(task), str(tmp_path / "out"), run_oracle=False)
     assert not report.written and "Python 3.11" in report.refused[0][1], report.refused
+
+
+def test_code_under_test_cannot_rewrite_what_test_sh_runs_after_it(imported, tmp_path):
+    """bash reads test.sh as it runs it: stats.py, run by its pytest, wrote a new ending after that line
+    (``echo 1 > reward.txt; exit 0``), and code test.sh runs before a check of the tests rewrote the
+    check: full marks for a wrong answer. test.sh is read once and given to bash whole, and a run in
+    which a file of the tests changed scores 0."""
+    appends = ("import os\np = '/app/.harbor/tests/test.sh'\ns = open(p).read()\ni = s.index('\\n', s.index('pytest')) + 1\n"
+               "open(p, 'w').write(s[:i] + 'echo 1 > /tmp/.harbor-logs/verifier/reward.txt; exit 0\\n' + s[i:])\n")
+    assert _play(imported["csv_mean"], {"/app/stats.py": appends + WRONG_STATS}) == 0.0
+    task = tmp_path / "run-then-check"
+    shutil.copytree(os.path.join(FIXTURES, "json-reward"), task)
+    (task / "tests" / "test.sh").write_text("#!/bin/bash\npython /app/run.py\npython /tests/check.py\n")
+    (task / "tests" / "check.py").write_text("ok = open('/app/out.txt').read().strip() == '42'\n"
+                                             "open('/logs/verifier/reward.txt', 'w').write('1' if ok else '0')\n")
+    report = import_harbor(str(task), str(tmp_path / "out"), run_oracle=False)
+    path = report.written[0]
+    rewrite = ("open('/app/.harbor/tests/check.py', 'w').write(\"open('/tmp/.harbor-logs/verifier/reward.txt', 'w')"
+               ".write('1')\\n\")\nopen('/app/out.txt', 'w').write('41')\n")
+    assert _play(path, {"/app/run.py": rewrite}) == 0.0
+    assert _play(path, {"/app/run.py": "open('/app/out.txt', 'w').write('42')\n"}) == 1.0

@@ -26,7 +26,9 @@ Import converts what agentenv can express and refuses the rest, one reason per t
   wrapper makes anew, once every process the agent left is gone, just before test.sh, and reads after
   every other process is gone). Only the reward file the tests name is read (tests naming both or
   neither are refused), so code under test cannot answer for test.sh in the other file, and a
-  test.sh that exits non-zero (its own write refused, say) scores 0. Installs in test.sh (uv, pip) move to the
+  test.sh that exits non-zero (its own write refused, say) scores 0. The wrapper reads test.sh once
+  and hands bash the text (bash reads a script file as it goes, so code under test could have written
+  its remaining lines), and a run in which a file of the tests changed scores 0. Installs in test.sh (uv, pip) move to the
   runtime's dependencies; any other download in test.sh is refused (sandboxes have no network).
 * test.sh runs in /app, among the agent's files, so none of them may run in its place: virtual
   environments' ``bin/activate`` lines are dropped (the runtime holds the packages), its Python runs
@@ -85,6 +87,18 @@ fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
 os.unlink(pipe)
 ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: /proc/<this>/fd is closed to the tests
 logs, test_sh, verifier_env, cwd, reward_name = sys.argv[1:6]
+tests = os.path.dirname(test_sh)
+
+
+def files(top):
+    """path -> contents of every regular file below *top*."""
+    out = {}
+    for folder, _, names in os.walk(top):
+        for name in names:
+            path = os.path.join(folder, name)
+            if os.path.isfile(path) and not os.path.islink(path):
+                out[path] = open(path, "rb").read()
+    return out
 
 
 def stat(pid):
@@ -126,8 +140,17 @@ os.mkdir(logs, 0o700)
 env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTENV_")}
 env.update(json.loads(verifier_env))
 env["PYTHONSAFEPATH"] = "1"  # python -, -c and -m in test.sh: the agent's working directory is not on sys.path
-code = subprocess.call(["bash", test_sh], cwd=cwd, env=env, close_fds=True, start_new_session=True)
+# bash reads a script file as it runs it, so code under test could write test.sh's remaining lines;
+# the text is read here, once, and given to bash whole. The tests' other files are read now too:
+# code under test that rewrites one test.sh runs later finds its run scored 0.
+script, before = open(test_sh, encoding="utf-8").read(), files(tests)
+code = subprocess.call(["bash", "-c", script, test_sh], cwd=cwd, env=env, close_fds=True, start_new_session=True)
 kill_the_rest()
+after = files(tests)
+changed = sorted(os.path.relpath(p, tests) for p, data in before.items() if after.get(p) != data)
+if changed:
+    print(f"the tests' files changed while test.sh ran: {', '.join(changed)[:200]}")
+    code = code or 1
 # Only the file test.sh writes is read (chosen at import): a reward.json or reward.txt that code
 # under test wrote beside it is not. A test.sh that failed (its own write refused, say) scores 0.
 score = None
