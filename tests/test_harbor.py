@@ -119,13 +119,20 @@ WRONG_STATS = "print('0.00')\nprint('nobody')\n"
 
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory):
-    """csv-mean (test.sh runs pytest on the agent's stats.py, writes reward.txt) and json-reward (a
-    ``python3 -`` check that writes reward.json), imported once: name -> task file."""
+    """Imported once, name -> task file: csv_mean (test.sh runs pytest on the agent's stats.py, then
+    writes 1 or 0 to reward.txt), csv_script (the same with one more line after, which hides the exit
+    status of the reward write) and json_reward (a ``python3 -`` check that writes reward.json)."""
     out = tmp_path_factory.mktemp("imported")
-    report = import_harbor(os.path.join(FIXTURES, "csv-mean"), str(out))
-    report2 = import_harbor(os.path.join(FIXTURES, "json-reward"), str(out))
-    assert not report.refused and not report2.refused, (report.refused, report2.refused)
-    return {os.path.basename(os.path.dirname(p)): p for p in report.written + report2.written}
+    variant = out / "src" / "csv-script"
+    shutil.copytree(os.path.join(FIXTURES, "csv-mean"), variant)
+    with open(variant / "tests" / "test.sh", "a") as f:
+        f.write("echo 'verifier done'\n")
+    written = []
+    for folder in (os.path.join(FIXTURES, "csv-mean"), str(variant), os.path.join(FIXTURES, "json-reward")):
+        report = import_harbor(folder, str(out / "tasks"))
+        assert not report.refused, report.refused
+        written += report.written
+    return {os.path.basename(os.path.dirname(p)): p for p in written}
 
 
 def _play(task_path, files):
@@ -135,7 +142,7 @@ def _play(task_path, files):
         env.reset()
         for path, content in files.items():
             env.step({"action": "overwrite_file", "path": path, "content": content})
-        obs, reward, *_ = env.step({"action": "submit"})
+        _, reward, *_ = env.step({"action": "submit"})
         return reward
     finally:
         env.close()
@@ -143,16 +150,19 @@ def _play(task_path, files):
 
 def test_code_under_test_cannot_answer_for_test_sh_in_the_reward_file(imported):
     """stats.py, run by test.sh's pytest, wrote reward.json = 1 (read first, so test.sh's own 0 in
-    reward.txt went unread), or wrote reward.txt = 1 read-only (test.sh's write failed, its exit status
-    was only printed): full marks for a wrong answer. Only the file test.sh names is read, and a test.sh
-    that exits non-zero scores 0."""
-    task = imported["csv_mean"]
+    reward.txt went unread), or wrote reward.txt = 1 and made it or its folder read-only (test.sh's write
+    failed, its exit status was only printed, or hidden by a later line): full marks for a wrong answer.
+    Only the file test.sh names is read, a test.sh that exits non-zero scores 0, and so does a run that
+    leaves the reward file or its folder unwritable."""
     logs = "/tmp/.harbor-logs/verifier"
     as_json = f"import os\nos.makedirs({logs!r}, exist_ok=True)\nopen({logs!r} + '/reward.json', 'w').write('{{\"reward\": 1.0}}')\n"
     read_only = f"import os\nopen({logs!r} + '/reward.txt', 'w').write('1\\n')\nos.chmod({logs!r} + '/reward.txt', 0o444)\n"
-    assert _play(task, {"/app/stats.py": as_json + WRONG_STATS}) == 0.0
-    assert _play(task, {"/app/stats.py": read_only + WRONG_STATS}) == 0.0
-    assert _play(task, {"/app/stats.py": CORRECT_STATS}) == 1.0
+    folder_read_only = f"import os\nopen({logs!r} + '/reward.txt', 'w').write('1\\n')\nos.chmod({logs!r}, 0o500)\n"
+    for task in (imported["csv_script"], imported["csv_mean"]):
+        assert _play(task, {"/app/stats.py": as_json + WRONG_STATS}) == 0.0
+        assert _play(task, {"/app/stats.py": read_only + WRONG_STATS}) == 0.0
+        assert _play(task, {"/app/stats.py": folder_read_only + WRONG_STATS}) == 0.0
+        assert _play(task, {"/app/stats.py": CORRECT_STATS}) == 1.0
 
 
 def test_tests_naming_both_reward_files_or_neither_are_refused(tmp_path):
@@ -173,12 +183,14 @@ def test_workspace_files_do_not_run_in_test_sh(imported):
     full marks each for a wrong answer. Activate lines are dropped wherever the environment lives, test.sh's
     Python keeps the working directory off sys.path, and pytest runs with the hidden tests' configuration
     and rootdir."""
-    task, wrong = imported["csv_mean"], {"/app/stats.py": WRONG_STATS}
-    assert _play(task, {**wrong, "/app/.tbench-testing/bin/activate":
-                        "echo 1 > /tmp/.harbor-logs/verifier/reward.txt\nexit 0\n"}) == 0.0
-    assert _play(task, {**wrong, "/app/pytest.py": "raise SystemExit(0)\n"}) == 0.0
-    assert _play(task, {**wrong, "/app/pytest.ini": "[pytest]\n", "/app/conftest.py": "import os\nos._exit(0)\n"}) == 0.0
-    assert _play(task, {"/app/stats.py": CORRECT_STATS, "/app/pytest.ini": "[pytest]\n"}) == 1.0
+    wrong = {"/app/stats.py": WRONG_STATS}
+    for task in (imported["csv_script"], imported["csv_mean"]):
+        assert _play(task, {**wrong, "/app/.tbench-testing/bin/activate":
+                            "echo 1 > /tmp/.harbor-logs/verifier/reward.txt\nexit 0\n"}) == 0.0
+        assert _play(task, {**wrong, "/app/pytest.py": "raise SystemExit(0)\n"}) == 0.0
+        assert _play(task, {**wrong, "/app/pytest.ini": "[pytest]\n",
+                            "/app/conftest.py": "import os\nos._exit(0)\n"}) == 0.0
+        assert _play(task, {"/app/stats.py": CORRECT_STATS, "/app/pytest.ini": "[pytest]\n"}) == 1.0
 
 
 def test_a_workspace_module_does_not_shadow_the_standard_library_in_the_check(imported):
@@ -208,7 +220,8 @@ def test_code_under_test_cannot_rewrite_what_test_sh_runs_after_it(imported, tmp
     which a file of the tests changed scores 0."""
     appends = ("import os\np = '/app/.harbor/tests/test.sh'\ns = open(p).read()\ni = s.index('\\n', s.index('pytest')) + 1\n"
                "open(p, 'w').write(s[:i] + 'echo 1 > /tmp/.harbor-logs/verifier/reward.txt; exit 0\\n' + s[i:])\n")
-    assert _play(imported["csv_mean"], {"/app/stats.py": appends + WRONG_STATS}) == 0.0
+    for task in (imported["csv_script"], imported["csv_mean"]):
+        assert _play(task, {"/app/stats.py": appends + WRONG_STATS}) == 0.0
     task = tmp_path / "run-then-check"
     shutil.copytree(os.path.join(FIXTURES, "json-reward"), task)
     (task / "tests" / "test.sh").write_text("#!/bin/bash\npython /app/run.py\npython /tests/check.py\n")
@@ -220,3 +233,4 @@ def test_code_under_test_cannot_rewrite_what_test_sh_runs_after_it(imported, tmp
                ".write('1')\\n\")\nopen('/app/out.txt', 'w').write('41')\n")
     assert _play(path, {"/app/run.py": rewrite}) == 0.0
     assert _play(path, {"/app/run.py": "open('/app/out.txt', 'w').write('42')\n"}) == 1.0
+

@@ -26,15 +26,18 @@ Import converts what agentenv can express and refuses the rest, one reason per t
   wrapper makes anew, once every process the agent left is gone, just before test.sh, and reads after
   every other process is gone). Only the reward file the tests name is read (tests naming both or
   neither are refused), so code under test cannot answer for test.sh in the other file, and a
-  test.sh that exits non-zero (its own write refused, say) scores 0. The wrapper reads test.sh once
-  and hands bash the text (bash reads a script file as it goes, so code under test could have written
-  its remaining lines), and a run in which a file of the tests changed scores 0. Installs in test.sh (uv, pip) move to the
-  runtime's dependencies; any other download in test.sh is refused (sandboxes have no network).
+  test.sh that exits non-zero (its own write refused, say) scores 0, and so does a run that leaves the
+  reward file or its folder unwritable (a later line of test.sh would hide the failed write). The
+  wrapper reads test.sh once and hands bash the text (bash reads a script file as it goes, so code
+  under test could have written its remaining lines), and a run in which a file of the tests changed
+  scores 0. Installs in test.sh (uv, pip) move to the runtime's dependencies; any other download in
+  test.sh is refused (sandboxes have no network).
 * test.sh runs in /app, among the agent's files, so none of them may run in its place: virtual
   environments' ``bin/activate`` lines are dropped (the runtime holds the packages), its Python runs
   with ``PYTHONSAFEPATH`` (``python -``, ``-c`` and ``-m`` do not import from /app; Python 3.11 or
   later, older bases are refused), and pytest on the hidden tests runs with their configuration and
-  rootdir (``-c .harbor/pytest.ini --rootdir .harbor/tests``), never a pytest.ini or conftest.py in /app.
+  rootdir (``-c .harbor/pytest.ini --rootdir .harbor/tests``), never a pytest.ini or conftest.py
+  in /app.
 * ``[verifier] timeout_sec`` -> ``limits.wall_time_s``, ``memory_mb`` -> ``limits.memory_mb``,
   ``[metadata]`` difficulty/tags, the rest under ``metadata.harbor``.
 * the oracle: ``solve.sh`` runs once, at import, in a real sandbox of the converted task; the files
@@ -155,7 +158,27 @@ if changed:
 # under test wrote beside it is not. A test.sh that failed (its own write refused, say) scores 0.
 score = None
 path = os.path.join(logs, reward_name)
-if code != 0:
+
+
+def tampered():
+    """How the reward folder or file was made to refuse test.sh's write (a write that failed leaves the
+    code under test's score in place, and a later line of test.sh hides the failed status), or None."""
+    for folder in (top, logs):  # (a check may empty /tmp and make them again: not a finding)
+        if not os.path.lexists(folder):
+            continue
+        info = os.lstat(folder)
+        if not st.S_ISDIR(info.st_mode) or info.st_mode & 0o700 != 0o700:
+            return f"{folder} is not a writable folder"
+    if os.path.lexists(path) and (not st.S_ISREG(os.lstat(path).st_mode) or not os.lstat(path).st_mode & st.S_IWUSR):
+        return f"{path} is not a writable file"
+    return None
+
+
+why = tampered()
+if why:
+    print(f"while test.sh ran, {why}: reward 0")
+    score = 0
+elif code != 0:
     score = 0
 elif os.path.isfile(path) and not os.path.islink(path):
     text = open(path, encoding="utf-8", errors="replace").read().strip()
@@ -317,7 +340,7 @@ def _convert_test_script(text: str) -> tuple[str, list[str]]:
             raise Refusal(f"tests/test.sh downloads at verification time ({line.strip()[:80]}); agentenv sandboxes "
                           "have no network: install it in environment/Dockerfile instead")
         line = _rewrite_paths(line)
-        line = _PYTEST.sub(lambda m: (m.group("lead") or "") + _pytest_command(m.group(0), line), line)
+        line = _PYTEST.sub(lambda m, line=line: (m.group("lead") or "") + _pytest_command(m.group(0), line), line)
         lines.append(re.sub(r"\buv\s+run\s+(?:--\S+\s+)*python\b", "python", line))
     return "\n".join(lines) + "\n", packages
 
