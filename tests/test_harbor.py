@@ -13,8 +13,8 @@ import pytest
 
 import agentenv
 from agentenv._cli import main
-from agentenv.builtin.authoring.harbor import (Refusal, _convert_test_script, _parse_dockerfile, export_harbor,
-                                               exportable, import_harbor)
+from agentenv.builtin.authoring.harbor import (Refusal, _convert_test_script, _judged_pytest, _parse_dockerfile,
+                                               export_harbor, exportable, import_harbor)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "harbor")
@@ -76,7 +76,7 @@ def test_dockerfile_and_test_script_conversion():
                                             "if pytest /tests -q; then echo ok; fi\n"
                                             "echo $? > /logs/verifier/reward.txt\n")
     assert packages == ["pytest==8.3.5", "requests"]
-    pytest_run = "python -m pytest -c /app/.harbor/pytest.ini --rootdir /app/.harbor/tests -p no:cacheprovider"
+    pytest_run = "python -m pytest -c /app/.harbor/agentenv-pytest.ini --rootdir /app/.harbor/tests -p no:cacheprovider"
     assert script == (f"{pytest_run} /app/.harbor/tests/t.py\nif {pytest_run} /app/.harbor/tests -q; then echo ok; fi\n"
                       "echo $? > /tmp/.harbor-logs/verifier/reward.txt\n")
 
@@ -120,8 +120,9 @@ WRONG_STATS = "print('0.00')\nprint('nobody')\n"
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory):
     """Imported once, name -> task file: csv_mean (test.sh runs pytest on the agent's stats.py, then
-    writes 1 or 0 to reward.txt), csv_script (the same with one more line after, which hides the exit
-    status of the reward write) and json_reward (a ``python3 -`` check that writes reward.json)."""
+    writes 1 or 0 to reward.txt: that standard shape is judged by agentenv's pytest judge), csv_script
+    (the same with one more line after, so that verify.py runs test.sh) and json_reward (a ``python3 -``
+    check that writes reward.json)."""
     out = tmp_path_factory.mktemp("imported")
     variant = out / "src" / "csv-script"
     shutil.copytree(os.path.join(FIXTURES, "csv-mean"), variant)
@@ -234,3 +235,14 @@ def test_code_under_test_cannot_rewrite_what_test_sh_runs_after_it(imported, tmp
     assert _play(path, {"/app/run.py": rewrite}) == 0.0
     assert _play(path, {"/app/run.py": "open('/app/out.txt', 'w').write('42')\n"}) == 1.0
 
+
+def test_a_standard_test_sh_becomes_a_judged_pytest_run(imported):
+    """pytest on the hidden tests, then 1 or 0 by its exit status: the task runs that pytest under
+    agentenv's judge, where code under test cannot stop, replace or report for the tests (in test.sh's
+    pytest it could: stats.py exiting 0 from an atexit hook, a conftest, a forged report, ...)."""
+    task = agentenv.load_task(imported["csv_mean"])
+    assert [s["command"] for s in task.execution_steps] == ["pytest -p no:cacheprovider /app/.harbor/tests/test_outputs.py -rA"]
+    assert [r.metric for r in task.reward.rules] == ["test_pass_rate"]
+    assert "verify.py" in agentenv.load_task(imported["csv_script"]).execution_steps[0]["command"]
+    assert "verify.py" in agentenv.load_task(imported["json_reward"]).execution_steps[0]["command"]
+    assert _judged_pytest("python -m pytest /app/.harbor/tests/t.py; rm -rf /\n") is None

@@ -36,8 +36,12 @@ Import converts what agentenv can express and refuses the rest, one reason per t
   environments' ``bin/activate`` lines are dropped (the runtime holds the packages), its Python runs
   with ``PYTHONSAFEPATH`` (``python -``, ``-c`` and ``-m`` do not import from /app; Python 3.11 or
   later, older bases are refused), and pytest on the hidden tests runs with their configuration and
-  rootdir (``-c .harbor/pytest.ini --rootdir .harbor/tests``), never a pytest.ini or conftest.py
-  in /app.
+  rootdir (``-c .harbor/agentenv-pytest.ini --rootdir .harbor/tests``), never a pytest.ini or
+  conftest.py in /app.
+* a test.sh of the standard shape (pytest on the hidden tests, then 1 or 0 to reward.txt by its exit
+  status, as Terminal-Bench writes them) is not run at all: the task runs that pytest under agentenv's
+  trusted judge and scores ``test_pass_rate`` (1 when every test passes). test.sh's own pytest runs the
+  code under test in its process, as the same user, where it can end the run or write the score.
 * ``[verifier] timeout_sec`` -> ``limits.wall_time_s``, ``memory_mb`` -> ``limits.memory_mb``,
   ``[metadata]`` difficulty/tags, the rest under ``metadata.harbor``.
 * the oracle: ``solve.sh`` runs once, at import, in a real sandbox of the converted task; the files
@@ -73,7 +77,7 @@ DEFAULT_DEPS = ("pytest==8.3.5",)
 # How test.sh's pytest runs the hidden tests: its configuration and rootdir are theirs, never the workspace's
 # (a pytest.ini in /app made /app the rootdir, and pytest then loaded the agent's conftest.py), and no
 # cache is written. PYTHONSAFEPATH (set by verify.py) keeps an /app/pytest.py from standing in for pytest.
-PYTEST_INI = f"/app/{HIDDEN}/pytest.ini"
+PYTEST_INI = f"/app/{HIDDEN}/agentenv-pytest.ini"  # a name pytest does not look for: only -c reads it
 PYTEST = f"python -m pytest -c {PYTEST_INI} --rootdir {TESTS} -p no:cacheprovider"
 _KNOWN_SECTIONS = {"version", "schema_version", "task", "metadata", "verifier", "agent", "environment", "solution",
                    "source"}
@@ -357,6 +361,26 @@ def _pytest_command(spelled: str, line: str) -> str:
     return "python -m pytest" if spelled.startswith("uv") else spelled.strip()
 
 
+_TEST_PATH = rf"{re.escape(TESTS)}(?:/[\w.-]+)*"
+_STANDARD = re.compile(
+    rf"{re.escape(PYTEST)}(?P<args>(?:\s+(?:{_TEST_PATH}|-rA|-q|-v+|-x|-s|--tb=\w+))*)\s*\n"
+    rf"if\s+\[\s+\$\?\s+(?:-eq|==?)\s+0\s+\];?\s*then\s+echo\s+1\s*>\s*{re.escape(LOGS)}/reward\.txt\s+"
+    rf"else\s+echo\s+0\s*>\s*{re.escape(LOGS)}/reward\.txt\s+fi\s*")
+
+
+def _judged_pytest(script: str) -> str | None:
+    """The pytest command that stands for a converted test.sh of the standard shape (pytest on the
+    hidden tests, then reward 1 when it exits 0, else 0), or None. Under agentenv's pytest judge, code
+    under test cannot end the run, replace the tests or report for them; test.sh's pytest could not
+    keep it from any of that (the same user, and the tests' own process where they import it), nor
+    from writing the reward file while test.sh still runs."""
+    body = "\n".join(line for line in script.splitlines() if line.strip() and not line.lstrip().startswith("#"))
+    m = _STANDARD.fullmatch(body)
+    if not m or TESTS not in m.group("args") or "/.." in m.group("args"):
+        return None
+    return f"pytest -p no:cacheprovider{m.group('args')}"
+
+
 def _reward_file(script: str, tests: dict[str, bytes]) -> str:
     """The one reward file the tests write, reward.txt or reward.json: the verifier reads only that
     one, so a second file that code under test writes beside it is never read."""
@@ -443,6 +467,7 @@ def convert(task_dir: str, suite: str, out_dir: str, *, run_oracle: bool = True,
     timeout = float(verifier.get("timeout_sec", 600.0))
     command = (f"exec python -I /app/{HIDDEN}/verify.py {LOGS} {TESTS}/test.sh "
                f"{shlex.quote(json.dumps(verifier_env))} /app {reward_name}")
+    judged = _judged_pytest(script)
     doc: dict[str, Any] = {
         "task_id": f"{suite}.{name}", "version": 0,
         "description": _read_text(os.path.join(task_dir, "instruction.md")).strip(),
@@ -463,6 +488,11 @@ def convert(task_dir: str, suite: str, out_dir: str, *, run_oracle: bool = True,
                                 "allow_internet": env_cfg.get("allow_internet", True),
                                 "debian_packages": docker["apt"], "metadata": meta}},
     }
+    if judged:  # the standard shape: agentenv's pytest judge decides, test.sh and verify.py do not run
+        doc["execution_steps"] = [{"action": "run_command", "command": judged, "timeout_s": timeout}]
+        doc["reward_logic"] = {"type": "composite", "rules": [{"metric": "test_pass_rate", "weight": 1.0,
+                                                               "aggregation": "last", "threshold": 1.0,
+                                                               "scoring": "step"}]}
     if meta.get("difficulty") in ("easy", "medium", "hard"):
         doc["difficulty"] = meta["difficulty"]
     folder = os.path.join(out_dir, name)
