@@ -87,9 +87,11 @@ class Evaluation:
         """Run the task's steps in *sandbox*: with *code* filling the placeholders (single-shot), or
         on the files already there (agentic; *files* are the agent's non-protected files, as copied).
 
-        Returns the runs, the output and the solution as judged: the non-protected files as they
-        were before any scored command ran (what reward models score: never a re-read of a
-        workspace that the solution's code, or a process the agent left, could change since)."""
+        Returns the runs, the output and the solution as judged, where a reward model will score it:
+        the non-protected files as the first scored command found them, after every step before it
+        (placeholders in any action, the task's own steps), read before any code of the solution
+        ran (never a re-read after the run, which the solution's code, or a process the agent
+        left, could change); hidden files are never part of it."""
         try:
             return self._run(sandbox, code, round_, files)
         except WorkspaceRefused as exc:
@@ -97,10 +99,9 @@ class Evaluation:
 
     def _run(self, sandbox: Sandbox, code: str | None, round_: int,
              files: Mapping[str, bytes] | None) -> tuple[Runs, str, dict[str, bytes]]:
-        if files is None:  # single-shot: the pristine workspace, and what the placeholders write (below)
-            files = {rel: data for rel, data in self.pristine.items() if not matches_any(rel, self.protected)}
-        files = dict(files)
-        changed = {rel: data for rel, data in files.items() if self.pristine.get(rel) != data}
+        changed = {rel: data for rel, data in (files or {}).items() if self.pristine.get(rel) != data}
+        judged: dict[str, bytes] | None = None
+        wanted = any(rule.reward_model is not None for rule in self.task.reward.rules)
         for rel, data in self.hidden.items():  # beside the agent's files, when it changed any
             _write_trusted(sandbox, rel, data, agents_doing=bool(changed))
         ctx = ActionContext(sandbox, self.task, AGENTIC if code is None else SINGLE_SHOT, round_, code=code)
@@ -113,9 +114,10 @@ class Evaluation:
                     continue  # agentic: the agent already wrote its files
                 step = {k: v.replace(PLACEHOLDER, code) if isinstance(v, str) else v for k, v in step.items()}
                 if name == "overwrite_file" and isinstance(step.get("path"), str):
-                    rel = self.task.relpath(step["path"])
-                    changed[rel] = files[rel] = str(step.get("content", "")).encode()
+                    changed[self.task.relpath(step["path"])] = str(step.get("content", "")).encode()
             if name == "run_command":
+                if judged is None:
+                    judged = self._solution_files(sandbox) if wanted else {}
                 if runs:
                     self._restore_trusted(sandbox)
                 runs.append(self._scored_run(sandbox, step, outputs, changed))
@@ -127,7 +129,32 @@ class Evaluation:
                 outputs.append(outcome.observation)
             except ActionError as exc:  # the task's own step failed: the solution made it impossible
                 outputs.append(f"[evaluation step {name} failed: {exc}]")
-        return runs, "\n".join(outputs), files
+        if judged is None:
+            judged = self._solution_files(sandbox) if wanted else {}
+        return runs, "\n".join(outputs), judged
+
+    def _solution_files(self, sandbox: Sandbox) -> dict[str, bytes]:
+        """The non-protected files of *sandbox* but the hidden ones, within the same bounds as the
+        copy: the solution as a reward model scores it (read before any of its code ran)."""
+        files: dict[str, bytes] = {}
+        max_files, max_bytes, max_file, _ = self.copy_limits()
+        try:
+            names = sandbox.list_files(self.task.root)
+        except (OSError, SandboxError):
+            return files  # what a reward model cannot read scores as absent
+        total = 0
+        for rel in names[:max_files]:
+            if matches_any(rel, self.protected) or rel in self.hidden:
+                continue
+            try:
+                data = sandbox.read_file(rel)
+            except (OSError, SandboxError):
+                continue
+            total += len(data)
+            if len(data) > max_file or total > max_bytes:
+                break
+            files[rel] = data
+        return files
 
     def reward(self, runs: Runs, files: Mapping[str, bytes]) -> RewardResult:
         """The composite reward of *runs*; reward models see *files* (the solution as judged)."""

@@ -1009,3 +1009,29 @@ def test_an_agent_that_fills_its_sandboxs_memory_is_scored_not_masked(tmp_path):
         assert "out of memory" in info.get("sandbox_lost", "out of memory"), info
     finally:
         env.close()
+
+
+def test_reward_models_see_what_any_step_before_the_tests_wrote(tmp_path):
+    """A placeholder in an ``apply_patch`` step (or a task's own step) changes what the tests run on:
+    reward models score those files too, not the pristine workspace (a correct patch scored the
+    unsolved file's similarity to the reference, a wrong one the pristine workspace's)."""
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "sol.py").write_text("def f():\n    return 0\n")
+    reference = "def f():\n    return 1\n"
+    patch = "".join(difflib.unified_diff(["def f():\n", "    return 0\n"], reference.splitlines(True), "a/sol.py", "b/sol.py"))
+    task = {"task_id": "t.patch", "description": "make f return 1",
+            "environment_config": {"runtime": "python3.11", "dependencies": []},
+            "workspace": {"root": "/app", "directory": "ws"}, "reference_solution": {"files": {"sol.py": reference}},
+            "execution_steps": [{"action": "apply_patch", "patch": "<model_generated_code>"},
+                                {"action": "run_command", "command": "python -c 'import sol; assert sol.f() == 1'"}],
+            "reward_logic": {"type": "composite", "rules": [
+                {"metric": "command_succeeded", "weight": 0.5, "aggregation": "last"},
+                {"reward_model": "reference_similarity", "weight": 0.5}]}}
+    (tmp_path / "task.json").write_text(json.dumps(task))
+    env = gym.make("agentenv/Task-v0", task=str(tmp_path / "task.json"))
+    try:
+        env.reset()
+        _, reward, *_, info = env.step(patch)
+        assert info["metrics"]["command_succeeded"] == 1.0 and reward == pytest.approx(1.0), info
+    finally:
+        env.close()
