@@ -385,7 +385,8 @@ class Server:
             os.close(fd)
         stray_cpu_s, stray_peak_kb = self.stray_usage(present | {pid})
         started = self.started_how(status_fd)
-        oom = self.oom_count() > oom_before
+        ooms = self.oom_count()
+        oom = ooms > oom_before
         code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
         artifacts = {}
         blob = b""
@@ -404,7 +405,7 @@ class Server:
             "exit_code": code, "wall_ms": wall,
             "cpu_ms": ((rusage.ru_utime + rusage.ru_stime if rusage else 0.0) + stray_cpu_s) * 1000,
             "peak_memory_mb": max(rusage.ru_maxrss if rusage else 0, stray_peak_kb) / 1024,
-            "timed_out": timed_out, "oom_killed": oom,
+            "timed_out": timed_out, "oom_killed": oom, "oom_count": ooms,
             "truncated": bufs[out_r].dropped > 0 or bufs[err_r].dropped > 0,
             "stdout_len": len(out), "stderr_len": len(err), "artifacts": artifacts, "start": started,
         }

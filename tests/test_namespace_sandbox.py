@@ -313,7 +313,8 @@ def test_a_sandbox_its_commands_ran_out_of_memory_says_it_was_their_doing(backen
             assert exc.agents_doing and "out of memory" in exc.agents_doing, exc
         else:  # (where the OOM killer took the command instead, the sandbox lives and the command failed)
             assert not result.ok and box.alive, result
-    with backend.open(request()) as box:
+    with backend.open(request(memory_mb=64)) as box:  # (a command OOM-killed before does not make it theirs)
+        assert py(box, "x = bytearray(400 << 20); x[::4096] = b'y' * len(x[::4096])").oom_killed
         threading.Timer(0.5, os.kill, (box.init_pid, signal.SIGKILL)).start()
         with pytest.raises(SandboxError) as died:
             box.exec("sleep 20")

@@ -509,6 +509,7 @@ class NamespaceSandbox(AgentSandbox):
         self.isolation = isolation
         self._lock = threading.Lock()
         self._dead: str | None = None
+        self._ooms = 0  # the OOM kills its memory cgroup had counted when the last command ended
         #: host pid of the sandbox's init (pid 1 inside), for leak checks and memory accounting
         self.init_pid = 0
 
@@ -530,7 +531,7 @@ class NamespaceSandbox(AgentSandbox):
                 oom_kills = self._backend._oom_kills(self._sid)  # (asked before the zygote lets it go)
                 self._backend._release(self._sid)
                 error = SandboxError(f"sandbox {self._sid} died during {req['op']}: {exc}")
-                if oom_kills:  # memory the sandbox's commands held (tmpfs files, processes) took its init
+                if oom_kills > self._ooms:  # memory its commands held (tmpfs files, processes) took its init
                     error.agents_doing = (f"the sandbox ran out of memory (the memory limit, {self._request.limits.memory_mb} "
                                           f"MB, counts its files in /tmp, /dev/shm and the workspace too) and its "
                                           f"init was killed")
@@ -574,6 +575,7 @@ class NamespaceSandbox(AgentSandbox):
                 return ExecResult(shown, -9, "", "killed: wall-time limit exceeded (sandbox destroyed)",
                                   wall_ms=timeout * 1000, timed_out=True)
             raise
+        self._ooms = int(reply.get("oom_count") or self._ooms)  # (an earlier kill does not explain a later death)
         return self._exec_result(shown, reply, data)
 
     def kill(self) -> None:
