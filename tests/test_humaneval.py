@@ -470,6 +470,33 @@ _LIARS = {
 }
 
 
+# Subclasses whose value, as crossed, would hold less than the candidate's: not judged, a failure.
+_UNJUDGED = {
+    "an OrderedDict with an entry its order lacks": (
+        "dict", "import collections\n",
+        "(lambda d: (dict.__setitem__(d, 'z', 9), d)[1])(collections.OrderedDict(a=2, b=1))"),
+    "a set of members apart by their own hash": ("set", "class I(int):\n    __hash__ = lambda self: 7\n", "{1, I(1), 2}"),
+    "a dict of keys apart by their own hash": ("dict", "class S(str):\n    __hash__ = lambda self: 7\n",
+                                               "{'a': 2, S('a'): 2, 'b': 1}"),
+}
+
+
+def test_a_value_that_would_lose_members_as_it_crosses_is_not_judged(tmp_path):
+    # Each holds one member more than the expected answer (the format's harness fails it), which
+    # crossing as built-in values would have dropped: an OrderedDict's order list without an entry
+    # dict.__setitem__ added, members that only their own __hash__ keeps apart.
+    env = _single_shot(tmp_path, _PLAIN)
+    try:
+        for name, (kind, classes, value) in _UNJUDGED.items():
+            completion = ("\n".join("    " + line for line in classes.splitlines()) + "\n"
+                          + _ANSWERS.replace("LIAR", value).replace("KIND", repr(kind)))
+            assert official_verdict(_PLAIN, completion, TIMEOUT) != "passed", name
+            output, reward = _judge(env, completion)
+            assert reward == 0.0 and "cannot be judged" in output, (name, output)
+    finally:
+        env.close()
+
+
 def test_values_of_subclasses_of_built_in_types_keep_full_marks(tmp_path):
     # Before: only exact built-in types crossed, so a correct Counter, OrderedDict, defaultdict,
     # namedtuple, IntEnum or str subclass scored 0 ("a value of type Counter cannot be judged"), where
