@@ -402,8 +402,8 @@ class EpisodeView:
     """What a reward model may look at, after the episode's evaluation."""
 
     task: TaskSpec
-    #: the solution as judged (relative path -> content as bytes), protected paths excluded: the
-    #: workspace's files as the scored commands started on them, never re-read after they ran
+    #: the solution as judged (relative path -> content as bytes), protected and hidden paths
+    #: excluded: the workspace's files as the first scored command found them, never re-read after
     files: Mapping[str, bytes]
     #: the reference solution's files (relative path -> content as bytes, like ``files``; decode
     #: both the same way, e.g. ``.decode("utf-8", "replace")``)
