@@ -415,15 +415,12 @@ def _single_shot_task(tmp_path, files, solution="calc.py", **kwargs):
 
 
 def _keeps_full_marks(env, solution):
-    """*solution*, stepped in a fresh episode of *env* (closed after), scores 1.0 with a clean
-    integrity record; returns the step's info."""
-    try:
-        env.reset()
-        obs, reward, *_, info = env.step(solution)
-        assert reward == 1.0 and info["integrity"] == {"ok": True, "findings": []}, (info["integrity"], obs["output"][-1500:])
-        return info
-    finally:
-        env.close()
+    """*solution*, stepped in a fresh episode of *env*, scores 1.0 with a clean integrity record;
+    returns the step's info."""
+    env.reset()
+    obs, reward, *_, info = env.step(solution)
+    assert reward == 1.0 and info["integrity"] == {"ok": True, "findings": []}, (info["integrity"], obs["output"][-1500:])
+    return info
 
 
 def test_tests_that_pytest_marks_or_libraries_wrap_keep_full_marks(tmp_path):
@@ -467,9 +464,7 @@ def test_a_task_file_rewritten_during_the_run_is_named(tmp_path):
                                          "def render(x):\n    return str(x)\n")
         assert reward == 0.0 and not info["integrity"]["ok"], obs["output"][-1500:]
         assert "test-modified" in {f["kind"] for f in info["integrity"]["findings"]}, info["integrity"]
-        env.reset()
-        obs, reward, *_, info = env.step("def render(x):\n    return f'<{x}>'\n")
-        assert reward == 1.0 and info["integrity"] == {"ok": True, "findings": []}, obs["output"][-1500:]
+        _keeps_full_marks(env, "def render(x):\n    return f'<{x}>'\n")
     finally:
         env.close()
 
@@ -525,7 +520,8 @@ def test_tests_that_patch_builtins_for_themselves_keep_full_marks(tmp_path):
         "def test_sqrt(fake_sqrt):\n    assert add(math.sqrt(9), 1) == 3.0\n\n\n"
         "def test_range():\n    with mock.patch('builtins.range', return_value=[5]):\n"
         "        assert [add(i, 1) for i in range(3)] == [6]\n")})
-    assert _keeps_full_marks(env, "def add(a, b):\n    return a + b\n")["metrics"]["tests_passed"] == 4
+    with env:
+        assert _keeps_full_marks(env, "def add(a, b):\n    return a + b\n")["metrics"]["tests_passed"] == 4
 
 
 def test_tests_that_keep_state_in_their_module_keep_full_marks(tmp_path):
@@ -537,7 +533,8 @@ def test_tests_that_keep_state_in_their_module_keep_full_marks(tmp_path):
         "def test_first():\n    global calls, fresh\n    calls += 1\n    fresh = lambda: 1\n    assert _saved(2, 2) == 4\n\n\n"
         "def test_second(monkeypatch):\n    monkeypatch.setattr(calc, 'add', lambda a, b: 0)\n"
         "    assert calls == 1 and fresh() == 1 and add(1, 2) == 3\n")})
-    _keeps_full_marks(env, "def add(a, b):\n    return a + b\n")
+    with env:
+        _keeps_full_marks(env, "def add(a, b):\n    return a + b\n")
 
 
 def test_names_a_test_module_imported_cannot_be_replaced(tmp_path):
@@ -607,9 +604,7 @@ def test_what_the_tests_read_cannot_be_changed_while_they_run(tmp_path):
             "def squares(xs):\n    builtins.all = _fake\n    return [x + x for x in xs]\n")
         assert reward == 0.0 and any("builtins.all was replaced" in f["message"] for f in info["integrity"]["findings"]), \
             (info["integrity"], obs["output"][-1500:])
-        env.reset()
-        obs, reward, *_, info = env.step("def squares(xs):\n    return [x * x for x in xs]\n")
-        assert reward == 1.0 and info["integrity"] == {"ok": True, "findings": []}, obs["output"][-1500:]
+        _keeps_full_marks(env, "def squares(xs):\n    return [x * x for x in xs]\n")
     finally:
         env.close()
 
@@ -729,9 +724,7 @@ def test_the_judge_runs_on_pluggy_before_1_1(tmp_path):
     (tmp_path / "task.json").write_text(json.dumps(task))
     env = gym.make("agentenv/Task-v0", task=str(tmp_path / "task.json"))
     try:
-        env.reset()
-        obs, reward, *_, info = env.step("def add(a, b):\n    return a + b\n")
-        assert reward == 1.0 and info["integrity"] == {"ok": True, "findings": []}, obs["output"][-1500:]
+        info = _keeps_full_marks(env, "def add(a, b):\n    return a + b\n")
         assert info["metrics"]["tests_passed"] == 2
         env.reset()
         obs, reward, *_, info = env.step("def add(a, b):\n    return 0\n")
@@ -783,9 +776,7 @@ def test_the_code_a_decorated_test_wraps_cannot_be_swapped(tmp_path):
         obs, reward, *_, info = env.step(swap + "\ndef square(x):\n    return x + x\n")
         assert reward == 0.0 and "test-replaced" in {f["kind"] for f in info["integrity"]["findings"]}, \
             (info["integrity"], obs["output"][-1500:])
-        env.reset()
-        obs, reward, *_, info = env.step("def square(x):\n    return x * x\n")
-        assert reward == 1.0 and info["integrity"] == {"ok": True, "findings": []}, obs["output"][-1500:]
+        _keeps_full_marks(env, "def square(x):\n    return x * x\n")
     finally:
         env.close()
 
@@ -813,7 +804,8 @@ def test_the_old_ne_idiom_keeps_full_marks(tmp_path):
                "    __hash__ = None\n")
     tests = "from v import Version\n\n\ndef test_equal():\n    assert Version(1) == Version(1)\n    assert Version(1) != Version(2)\n"
     env = _single_shot_task(tmp_path, {"v.py": "", "tests/test_v.py": tests}, solution="v.py")
-    _keeps_full_marks(env, version)
+    with env:
+        _keeps_full_marks(env, version)
 
 
 def test_tests_that_collect_only_with_a_solution_are_collected_with_the_reference(tmp_path):
@@ -880,9 +872,7 @@ def test_values_that_pass_any_comparison_are_named(tmp_path, name):
         assert reward == 0.0 and not info["reward_masked"], obs["output"][-1500:]
         assert "always-equal" in {f["kind"] for f in info["integrity"]["findings"]}, (info["integrity"], obs["output"][-1500:])
         assert info["metrics"]["tests_passed"] == 0, obs["output"][-1500:]
-        env.reset()
-        obs, reward, *_, info = env.step("def area(r):\n    return 3 * r * r\n")  # (pi is 3 here)
-        assert reward == 1.0 and info["integrity"] == {"ok": True, "findings": []}, obs["output"][-1500:]
+        _keeps_full_marks(env, "def area(r):\n    return 3 * r * r\n")  # (pi is 3 here)
     finally:
         env.close()
 
@@ -903,9 +893,7 @@ def test_mock_any_in_the_tests_expected_call_is_the_tests_wildcard(tmp_path):
         "        notify(send, 'cy')\n        self.assertEqual(send.call_args, mock.call('cy', mock.ANY))\n")}
     env = _single_shot_task(tmp_path, {"notify.py": "def notify(send, user):\n    pass\n", **tests}, solution="notify.py")
     try:
-        env.reset()
-        obs, reward, *_, info = env.step("def notify(send, user):\n    send(user, 'hello ' + user)\n")
-        assert reward == 1.0 and info["integrity"] == {"ok": True, "findings": []}, obs["output"][-1500:]
+        _keeps_full_marks(env, "def notify(send, user):\n    send(user, 'hello ' + user)\n")
         env.reset()
         obs, reward, *_, info = env.step("from unittest import mock\n\n\ndef notify(send, user):\n"
                                          "    send(user, mock.ANY)\n")
@@ -1006,7 +994,8 @@ def test_an_agent_that_fills_its_sandboxs_memory_is_scored_not_masked(tmp_path):
         if not terminated:  # (the OOM killer took the command: the sandbox lives on, and the agent submits)
             obs, reward, terminated, truncated, info = env.step({"action": "submit"})
         assert terminated and reward == 0.0 and not info["reward_masked"] and info["infra_error"] is None, info
-        assert "out of memory" in info.get("sandbox_lost", "out of memory"), info
+        if "sandbox_lost" in info:
+            assert "out of memory" in info["sandbox_lost"], info
     finally:
         env.close()
 

@@ -870,10 +870,10 @@ class Zygote:
                 if box["keeper"] == pid:
                     self.doomed_cgroups += box["cgroups"]
                     del self.sandboxes[sid]
-                    # (the host may ask why it died after this: see op_oom)
-                    self.died[sid] = _oom_kills(box["cgroups"])
-                    while len(self.died) > 256:
-                        del self.died[next(iter(self.died))]
+                    if not box.get("closed"):  # it died on its own: the host may ask why after this (op_oom)
+                        self.died[sid] = _oom_kills(box["cgroups"])
+                        while len(self.died) > 256:
+                            del self.died[next(iter(self.died))]
         still = []
         for path in self.doomed_cgroups:
             try:
@@ -899,6 +899,7 @@ class Zygote:
     def op_close(self, req) -> None:
         box = self.sandboxes.get(req["id"])
         if box:
+            box["closed"] = True  # (the host asked: it will not ask why it died, op_oom)
             self._kill(box)
         if req.get("reply"):
             self.sock.send(b'{"ok": true}')

@@ -217,8 +217,10 @@ def _decode(doc):
     if kind in ("set", "frozenset", "dict"):
         # members the candidate's subclasses kept apart (a hash of their own) but equal as the values
         # they hold: the collection would shrink here and pass where the format's harness fails it
-        value = {k: x for k, x in ((_decode(k), _decode(x)) for k, x in v)} if kind == "dict" else \
-            {"set": set, "frozenset": frozenset}[kind](_decode(x) for x in v)
+        if kind == "dict":
+            value = {_decode(k): _decode(x) for k, x in v}
+        else:
+            value = {"set": set, "frozenset": frozenset}[kind](_decode(x) for x in v)
         if len(value) != len(v):
             raise ValueError("a %s whose members are equal as the values they hold cannot be judged" % kind)
         return value
