@@ -113,6 +113,51 @@ def error_reply(exc):
     return {"error": "RuntimeError", "message": "%s: %s" % (type(exc).__name__, exc)}
 
 
+class MemoryGrowth:
+    """How far a memory cgroup's usage rose over one command: its high-water mark, reset as the
+    command starts, less its usage then. It counts what no process's peak RSS shows: the memory of
+    all the command's processes together, and pages of files it keeps in memory-backed folders
+    (tmpfs), which belong to no process. :meth:`open` gives None where the cgroup's high-water mark
+    cannot be reset (a read-only cgroup file system; cgroup v2 before Linux 6.12)."""
+
+    def __init__(self, folder):
+        v2 = os.path.exists(os.path.join(folder, "memory.current"))
+        peak, usage = ("memory.peak", "memory.current") if v2 else ("memory.max_usage_in_bytes",
+                                                                    "memory.usage_in_bytes")
+        self.reset = b"reset" if v2 else b"0"  # v2: the reset is this open file's own (Linux 6.12+)
+        self.usage_fd = os.open(os.path.join(folder, usage), os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            self.peak_fd = os.open(os.path.join(folder, peak), os.O_RDWR | os.O_CLOEXEC)
+            self.base = 0
+            self.mark()
+        except OSError:
+            os.close(self.usage_fd)
+            raise
+
+    @classmethod
+    def open(cls, folder):
+        try:
+            return cls(folder)
+        except (OSError, ValueError):
+            return None
+
+    @staticmethod
+    def _read(fd):
+        return int(os.pread(fd, 64, 0).split()[0])
+
+    def mark(self):
+        """At a command's start."""
+        os.pwrite(self.peak_fd, self.reset, 0)
+        self.base = self._read(self.usage_fd)
+
+    def grown_kb(self):
+        """At its end: KiB the cgroup's usage rose to above its usage at the start."""
+        try:
+            return max(0, self._read(self.peak_fd) - self.base) // 1024
+        except (OSError, ValueError, IndexError):
+            return 0
+
+
 # --------------------------------------------------------------------------- the server
 
 class Server:
@@ -128,6 +173,7 @@ class Server:
         self.limits = dict(limits or {})
         self.spawn_rlimits = []  # limits a child sets on itself after fork (address space, CPU time)
         self.watch = None
+        self.memory = None  # a MemoryGrowth of the sandbox's memory cgroup, where the backend has one
 
     # ---- the request loop
     def handle(self, req, body):
@@ -300,6 +346,8 @@ class Server:
             if ends is not None:
                 pipes[ends[0]] = (path, ends[1], bytearray())
         present = self.processes()
+        if self.memory is not None:
+            self.memory.mark()
         start = time.monotonic()
         try:
             pid, status_fd = self.spawn(argv, env, cwd, in_r, out_w, err_w, req)
@@ -384,6 +432,7 @@ class Server:
         for fd in (out_r, err_r) + ((pidfd,) if pidfd is not None else ()):
             os.close(fd)
         stray_cpu_s, stray_peak_kb = self.stray_usage(present | {pid})
+        grown_kb = self.memory.grown_kb() if self.memory is not None else 0
         started = self.started_how(status_fd)
         ooms = self.oom_count()
         oom = ooms > oom_before
@@ -404,7 +453,7 @@ class Server:
         reply = {
             "exit_code": code, "wall_ms": wall,
             "cpu_ms": ((rusage.ru_utime + rusage.ru_stime if rusage else 0.0) + stray_cpu_s) * 1000,
-            "peak_memory_mb": max(rusage.ru_maxrss if rusage else 0, stray_peak_kb) / 1024,
+            "peak_memory_mb": max(rusage.ru_maxrss if rusage else 0, stray_peak_kb, grown_kb) / 1024,
             "timed_out": timed_out, "oom_killed": oom, "oom_count": ooms,
             "truncated": bufs[out_r].dropped > 0 or bufs[err_r].dropped > 0,
             "stdout_len": len(out), "stderr_len": len(err), "artifacts": artifacts, "start": started,

@@ -448,6 +448,45 @@ def test_usage_counts_the_work_a_command_leaves_to_an_orphan(box, how):
     assert r.peak_memory_mb >= 160, r.peak_memory_mb  # the orphan touched 160 MiB
 
 
+def test_peak_memory_counts_memory_kept_in_files_and_spread_over_processes(backend):
+    # Before, peak_memory_mb was the largest process's high-water mark alone: 80 MiB kept in files of
+    # /tmp (tmpfs pages are no process's) measured ~15 MiB, and three children holding 40 MiB each at
+    # once measured one child's ~50.
+    if backend._cgroups.mode == "rlimit":
+        pytest.skip("no writable cgroup hierarchy on this host: no memory cgroup to count what the sandbox "
+                    "holds (peak_memory_mb is the largest process's)")
+    with backend.open(request(memory_mb=512)) as box:
+        assert box.isolation.features["peak_memory"].startswith("the largest process, or")
+        files = py(box, """
+        for i in range(80):
+            with open('/tmp/held%d' % i, 'wb') as f:
+                f.write(b'x' * (1 << 20))
+        """)
+        assert files.ok, files
+        assert files.peak_memory_mb >= 80, files.peak_memory_mb
+        assert box.exec("rm /tmp/held*").ok
+        spread = py(box, """
+        import os
+        ready_r, ready_w = os.pipe()
+        go_r, go_w = os.pipe()
+        for _ in range(3):
+            if os.fork() == 0:
+                held = b'x' * (40 << 20)
+                os.write(ready_w, b'.')
+                os.read(go_r, 1)  # (held until all three hold theirs)
+                os._exit(0)
+        for _ in range(3):
+            os.read(ready_r, 1)
+        os.write(go_w, b'...')
+        for _ in range(3):
+            os.wait()
+        """)
+        assert spread.ok, spread
+        assert spread.peak_memory_mb >= 120, spread.peak_memory_mb
+        small = py(box, "pass")  # what earlier commands left does not count: the rise is this command's
+        assert small.ok and small.peak_memory_mb < 60, small.peak_memory_mb
+
+
 # ----------------------------------------------------------------------------- file operations
 
 def test_planted_symlink_reads_the_sandbox_file(box):
@@ -748,7 +787,7 @@ def test_without_root_this_whole_module_passes_in_rootless_mode(user_dir):
     skipped = [line for line in report.splitlines() if line.startswith("SKIPPED")]
     # what needs root on the host: cgroups (the rlimit fallback is tested instead), another uid
     assert all("no writable cgroup hierarchy" in line or "needs root" in line for line in skipped), skipped
-    assert len(skipped) <= 5, skipped
+    assert len(skipped) <= 6, skipped
     passed = int(report.rsplit(" passed", 1)[0].split()[-1])
     assert passed >= 20, report[-2000:]
 

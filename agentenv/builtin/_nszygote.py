@@ -244,9 +244,9 @@ def enter_user_namespace(uid: int, host_uid: int, gid: int, host_gid: int) -> No
 
 
 try:  # imported by the backend (as agentenv.builtin._nszygote)
-    from agentenv._sandbox_server import DEFAULT_SIGNALS, HEADER, MAX_READ, Server, recv_msg, send_msg, which
+    from agentenv._sandbox_server import DEFAULT_SIGNALS, HEADER, MAX_READ, MemoryGrowth, Server, recv_msg, send_msg, which
 except ImportError:  # run as the zygote script: the backend loaded the server's source first
-    from agentenv_sandbox_server import DEFAULT_SIGNALS, HEADER, MAX_READ, Server, recv_msg, send_msg, which
+    from agentenv_sandbox_server import DEFAULT_SIGNALS, HEADER, MAX_READ, MemoryGrowth, Server, recv_msg, send_msg, which
 
 #: real and saved uid of a sandbox's warm interpreter: no command (uid SANDBOX in all three slots)
 #: may signal or trace a process whose real and saved uid are another user's
@@ -293,6 +293,9 @@ class Init(Server):
                 f.write("0")
         if cfg.get("oom_file"):
             self.oom_fd = os.open(cfg["oom_file"], os.O_RDONLY)
+            self.memory = MemoryGrowth.open(os.path.dirname(cfg["oom_file"]))
+        self.features["peak_memory"] = ("the largest process, or the memory cgroup's rise if larger"
+                                        if self.memory is not None else "the largest process")
         stage = cfg["stage"]
         mount("tmpfs", stage, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=755")
         os.chdir(stage)
