@@ -154,9 +154,10 @@ def test_killed_worker_and_killed_node_lose_and_duplicate_nothing_and_a_rerun_re
     assert sorted(keys) == sorted(j.key for j in jobs)  # each episode once: none lost, none twice
 
 
-def test_sb3_ppo_trains_on_a_ray_vector_env_spread_over_nodes(cluster):
+def test_sb3_ppo_trains_on_a_ray_vector_env_spread_over_nodes(cluster, tmp_path):
     sb3 = pytest.importorskip("stable_baselines3")
     from agentenv_sb3 import EditChoiceEnv
+    from stable_baselines3.common.logger import configure
 
     from agentenv_ray import SB3VecEnv
 
@@ -173,6 +174,7 @@ def test_sb3_ppo_trains_on_a_ray_vector_env_spread_over_nodes(cluster):
         _, sb3_rewards, dones, sb3_infos = vec.step(np.array([0, 1]))
         assert dones.all() and all(i["terminal_observation"].shape == first.shape[1:] for i in sb3_infos)
         model = sb3.PPO("MlpPolicy", vec, n_steps=64, batch_size=64, n_epochs=2, seed=0, device="cpu")
+        model.set_logger(configure(str(tmp_path), []))  # (SB3's default makes a folder in /tmp that nothing removes)
         model.learn(total_timesteps=256)
         assert model.num_timesteps >= 256
         action, _ = model.predict(obs, deterministic=True)

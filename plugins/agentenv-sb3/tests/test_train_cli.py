@@ -37,15 +37,17 @@ def test_train_says_that_steps_round_up_to_whole_rollouts(tmp_path):
 
 @pytest.mark.parametrize("algo,steps,envs,runs", [("ppo", 96, 2, 128), ("a2c", 20, 2, 32), ("dqn", 10, 2, 16),
                                                   ("ppo", 128, 2, 128)])
-def test_the_announced_count_is_what_sb3_runs(algo, steps, envs, runs):
+def test_the_announced_count_is_what_sb3_runs(algo, steps, envs, runs, tmp_path):
     import stable_baselines3 as sb3
     import torch
     from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.logger import configure
 
     torch.set_num_threads(1)
     params = dict(ALGO_DEFAULTS[algo]["edit-choice"])
     model = {"ppo": sb3.PPO, "a2c": sb3.A2C, "dqn": sb3.DQN}[algo](
         "MlpPolicy", make_vec_env("CartPole-v1", n_envs=envs, seed=0), seed=0, device="cpu", **params)
+    model.set_logger(configure(str(tmp_path), []))  # (SB3's default makes a folder in /tmp that nothing removes)
     model.learn(steps)
     assert steps_run(algo, params, steps, envs) == model.num_timesteps == runs
 
