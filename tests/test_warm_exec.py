@@ -155,8 +155,9 @@ def test_exit_status_output_errors_and_limits_behave_as_cold(box):
         assert (warm.exit_code, warm.stdout, warm.stderr, warm.output_truncated) == \
                (cold.exit_code, cold.stdout, cold.stderr, cold.output_truncated), code
     with backend_for_limits() as (b, small):
-        slow = small.exec("python -c 'while True: pass'", timeout_s=1.5)
-        assert slow.timed_out and slow.start == "warm"
+        # (6 s: on a loaded machine a command that starts warm may take a while to say so)
+        slow = small.exec("""python -c 'print("looping", flush=True)\nwhile True: pass'""", timeout_s=6)
+        assert slow.timed_out and slow.start == "warm" and slow.stdout == "looping\n", slow
         after = small.exec("python -c 'print(42)'")  # the kill of every command spared the template
         assert after.stdout == "42\n" and after.start == "warm", after
         capped = small.exec("python -c 'print(\"y\" * 10000)'")
