@@ -163,6 +163,14 @@ class SandboxError(InfrastructureError):
     #: and never masked, or a policy could turn any failing episode into a masked one
     agents_doing: str | None = None
 
+    @classmethod
+    def out_of_memory(cls, message: str, memory_mb: int) -> "SandboxError":
+        """A sandbox whose own server the OOM killer took: what the agent's commands held did it."""
+        error = cls(message)
+        error.agents_doing = (f"the sandbox ran out of memory (the memory limit, {memory_mb} MB, counts its files "
+                              f"in /tmp, /dev/shm and the workspace too) and its server was killed")
+        return error
+
 
 class BackendUnavailable(SandboxError):
     """A sandbox backend cannot run on this host; the message says why and what to do."""

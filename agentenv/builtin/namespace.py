@@ -530,12 +530,10 @@ class NamespaceSandbox(AgentSandbox):
                 self._sock.close()
                 oom_kills = self._backend._oom_kills(self._sid)  # (asked before the zygote lets it go)
                 self._backend._release(self._sid)
-                error = SandboxError(f"sandbox {self._sid} died during {req['op']}: {exc}")
+                message = f"sandbox {self._sid} died during {req['op']}: {exc}"
                 if oom_kills > self._ooms:  # memory its commands held (tmpfs files, processes) took its init
-                    error.agents_doing = (f"the sandbox ran out of memory (the memory limit, {self._request.limits.memory_mb} "
-                                          f"MB, counts its files in /tmp, /dev/shm and the workspace too) and its "
-                                          f"init was killed")
-                raise error from exc
+                    raise SandboxError.out_of_memory(message, self._request.limits.memory_mb) from exc
+                raise SandboxError(message) from exc
         if "error" in reply:
             err = reply["error"]
             cls = {"FileNotFoundError": FileNotFoundError, "IsADirectoryError": IsADirectoryError,

@@ -274,6 +274,19 @@ class DockerBackend(SandboxBackend):
         except docker.errors.DockerException as exc:
             log.warning("could not remove container %s: %s", cid[:12], exc)
 
+    def oom_killed(self, cid: str, patience_s: float = 3.0) -> bool:
+        """Whether a container that stopped answering was stopped by its memory cgroup's OOM killer
+        (once it has stopped: the engine learns of the OOM event and of the exit apart)."""
+        deadline = time.monotonic() + patience_s
+        while True:
+            try:
+                state = self.client.api.inspect_container(cid)["State"]
+            except docker.errors.DockerException:
+                return False
+            if not state.get("Running") or time.monotonic() > deadline:
+                return bool(state.get("OOMKilled")) and not state.get("Running")
+            time.sleep(0.05)
+
     def kill(self, cid: str) -> None:
         """Kill the whole container now (wall time exceeded, or a stuck helper)."""
         try:
@@ -431,6 +444,7 @@ class DockerSandbox(AgentSandbox):
         self.isolation = isolation
         self._lock = threading.Lock()
         self._dead: str | None = None
+        self._ooms = 0  # the OOM kills its memory cgroup had counted when the last command ended
 
     @property
     def alive(self) -> bool:
@@ -454,8 +468,15 @@ class DockerSandbox(AgentSandbox):
                 self._die("killed (its helper stopped answering)")
                 raise _Expired(f"container {self.container_name}: no answer to {req['op']} in {timeout:.0f} s") from exc
             except (OSError, EOFError, ValueError) as exc:
+                # Docker's OOMKilled says the container's memory cgroup killed something in its life:
+                # the agent's doing only where no command had been killed so before (a later death
+                # from outside is not explained by it)
+                oom = self._ooms == 0 and self._backend.oom_killed(self.container_id)
                 self._die("dead (killed from outside, or its helper died)")
-                raise SandboxError(f"container {self.container_name} died during {req['op']}: {exc}") from exc
+                message = f"container {self.container_name} died during {req['op']}: {exc}"
+                if oom:
+                    raise SandboxError.out_of_memory(message, self._request.limits.memory_mb) from exc
+                raise SandboxError(message) from exc
         if "error" in reply:
             err = reply["error"]
             cls = {"FileNotFoundError": FileNotFoundError, "IsADirectoryError": IsADirectoryError,
@@ -493,6 +514,7 @@ class DockerSandbox(AgentSandbox):
         except _Expired:
             return ExecResult(shown, -9, "", "killed: wall-time limit exceeded (container killed)",
                               wall_ms=timeout * 1000, timed_out=True)
+        self._ooms = int(reply.get("oom_count") or self._ooms)
         return self._exec_result(shown, reply, data)
 
     def close(self) -> None:

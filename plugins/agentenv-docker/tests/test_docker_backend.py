@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 
 import gymnasium as gym
 import pytest
@@ -28,7 +29,8 @@ def _request(tmp_path, **limits) -> SandboxRequest:
     (ws / "pkg" / "mod.py").write_text("X = 1\n")
     spec = agentenv.load_task(os.path.join(REPO, "tasks/examples/fizzbuzz/task.json"))
     runtime = agentenv.registry().runtime_for(spec.environment.runtime).prepare(spec.environment)
-    return SandboxRequest(runtime, str(ws), "/app", Limits(wall_time_s=20, memory_mb=256, max_processes=64),
+    return SandboxRequest(runtime, str(ws), "/app",
+                          Limits(**{"wall_time_s": 20, "memory_mb": 256, "max_processes": 64, **limits}),
                           {"agentenv.task": "test"})
 
 
@@ -87,6 +89,27 @@ def test_wall_time_kills_the_command_and_the_sandbox_stays_usable(backend, tmp_p
         procs = box.exec("cat /proc/[0-9]*/comm").stdout.split()
         assert "sleep" not in procs and "python3" in procs  # the helper survives, the command's tree is gone
         assert box.exec("echo still here").stdout == "still here\n"
+
+
+def test_a_container_its_commands_ran_out_of_memory_says_it_was_their_doing(backend, engine, tmp_path):
+    """As on the namespace backend: files in the container's tmpfs are memory under its limit, and
+    filling them got the helper OOM-killed; the episode was masked (an infrastructure failure) where
+    it is the agent's 0. A container killed from outside is still the machinery's, even after a
+    command of its own was OOM-killed."""
+    fill = "for d in /tmp /app /dev/shm; do dd if=/dev/zero of=$d/fill bs=1M count=200 2>/dev/null; done; echo done"
+    with backend.open(_request(tmp_path, memory_mb=64, max_file_size_mb=1024)) as box:
+        try:
+            result = box.exec(fill)
+        except SandboxError as exc:
+            assert exc.agents_doing and "out of memory" in exc.agents_doing, exc
+        else:  # (where the OOM killer took the command instead, the container lives and the command failed)
+            assert not result.ok and box.alive, result
+    with backend.open(_request(tmp_path, memory_mb=64)) as box:
+        assert box.exec("python3 -c \"x = bytearray(400 << 20); x[::4096] = b'y' * len(x[::4096])\"").oom_killed
+        threading.Timer(0.5, engine.containers.get(box.container_id).kill).start()
+        with pytest.raises(SandboxError) as died:
+            box.exec("sleep 20")
+        assert died.value.agents_doing is None
 
 
 def test_the_image_digest_is_recorded_and_the_layer_reused(backend, engine, tmp_path):
