@@ -128,8 +128,7 @@ class MemoryGrowth:
         self.usage_fd = os.open(os.path.join(folder, usage), os.O_RDONLY | os.O_CLOEXEC)
         try:
             self.peak_fd = os.open(os.path.join(folder, peak), os.O_RDWR | os.O_CLOEXEC)
-            self.base = 0
-            self.mark()
+            self.mark(probe=True)
         except OSError:
             os.close(self.usage_fd)
             raise
@@ -145,17 +144,30 @@ class MemoryGrowth:
     def _read(fd):
         return int(os.pread(fd, 64, 0).split()[0])
 
-    def mark(self):
+    def mark(self, probe=False):
         """At a command's start."""
-        os.pwrite(self.peak_fd, self.reset, 0)
-        self.base = self._read(self.usage_fd)
+        self.base = None
+        try:
+            os.pwrite(self.peak_fd, self.reset, 0)
+            self.base = self._read(self.usage_fd)
+        except (OSError, ValueError, IndexError):
+            if probe:
+                raise
 
     def grown_kb(self):
         """At its end: KiB the cgroup's usage rose to above its usage at the start."""
         try:
-            return max(0, self._read(self.peak_fd) - self.base) // 1024
+            return max(0, self._read(self.peak_fd) - self.base) // 1024 if self.base is not None else 0
         except (OSError, ValueError, IndexError):
             return 0
+
+    def close(self):
+        for fd in (self.usage_fd, self.peak_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.usage_fd = self.peak_fd = -1
 
 
 # --------------------------------------------------------------------------- the server

@@ -122,6 +122,53 @@ def test_denied_syscalls_fail_with_eperm(box):
     assert out == expected, out
 
 
+def test_a_command_cannot_change_the_limits_or_scheduling_of_another_process(box):
+    """init (pid 1) shares the commands' uid, all the kernel asks: a command lowered init's CPU limit
+    (the kernel killed it), its open-file limit (later requests failed) or its priority (requests
+    timed out), and the episode was masked as the machinery's failure (red team, stop 30). A process
+    may still change its own, and read another's limits."""
+    result = py(box, """
+        import ctypes, errno, json, os, resource
+        libc = ctypes.CDLL(None, use_errno=True)
+        def outcome(call, *args):
+            try:
+                call(*args)
+                return "ok"
+            except OSError as exc:
+                return errno.errorcode[exc.errno]
+        def ioprio_set(which, who):
+            nr = {"x86_64": 251, "aarch64": 30}[os.uname().machine]
+            if libc.syscall(ctypes.c_long(nr), which, who, (3 << 13) | 7) == -1:  # idle class
+                raise OSError(ctypes.get_errno(), "ioprio_set")
+        child = os.fork()
+        if child == 0:
+            os.read(os.pipe()[0], 1)  # (waits to be killed)
+        out = {}
+        for pid, who in ((1, "init"), (child, "child")):
+            out[who] = [outcome(resource.prlimit, pid, resource.RLIMIT_CPU, (1, 1)),
+                        outcome(resource.prlimit, pid, resource.RLIMIT_NOFILE, (3, 3)),
+                        outcome(os.setpriority, os.PRIO_PROCESS, pid, 19),
+                        outcome(os.sched_setscheduler, pid, os.SCHED_IDLE, os.sched_param(0)),
+                        outcome(os.sched_setparam, pid, os.sched_param(0)),
+                        outcome(os.sched_setaffinity, pid, {0}),
+                        outcome(ioprio_set, 1, pid)]
+        out["user"] = [outcome(os.setpriority, os.PRIO_USER, 0, 19), outcome(ioprio_set, 3, 0)]
+        out["read"] = outcome(resource.prlimit, 1, resource.RLIMIT_NOFILE)
+        out["own"] = [outcome(resource.prlimit, 0, resource.RLIMIT_CPU, (100, 100)),
+                      outcome(resource.setrlimit, resource.RLIMIT_NOFILE, (64, 64)),
+                      outcome(os.setpriority, os.PRIO_PROCESS, 0, 5), outcome(os.nice, 1),
+                      outcome(os.sched_setaffinity, 0, os.sched_getaffinity(0)),
+                      outcome(os.sched_setscheduler, 0, os.SCHED_BATCH, os.sched_param(0)), outcome(ioprio_set, 1, 0)]
+        os.kill(child, 9)
+        print(json.dumps(out))
+    """)
+    assert result.exit_code == 0, result
+    out = json.loads(result.stdout)
+    assert out == {"init": ["EPERM"] * 7, "child": ["EPERM"] * 7, "user": ["EPERM"] * 2, "read": "ok",
+                   "own": ["ok"] * 7}, out
+    assert box.exec("echo alive").stdout == "alive\n"
+
+
 def test_ordinary_work_still_runs(box):
     """posix_spawn (clone3 refused: glibc falls back to clone), fork, threads, subprocess, a pool."""
     result = py(box, """

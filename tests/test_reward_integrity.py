@@ -1000,6 +1000,27 @@ def test_an_agent_that_fills_its_sandboxs_memory_is_scored_not_masked(tmp_path):
         env.close()
 
 
+@pytest.mark.parametrize("limit", ["RLIMIT_CPU", "RLIMIT_NOFILE"])
+def test_code_under_test_cannot_take_down_the_sandboxs_server_with_its_limits(tmp_path, limit):
+    """The solution's code lowered the limits of the sandbox's server (pid 1, the commands' uid):
+    a CPU limit of 1 s got it killed as it read the run's output, and the episode was masked; an
+    open-file limit of 3 made its next request raise OSError out of ``env.step`` (red team, stop 30)."""
+    task = _calc_task(tmp_path)
+    solution = ("import os, resource\n"
+                f"resource.prlimit(1, resource.{limit}, (1, 1) if '{limit}' == 'RLIMIT_CPU' else (3, 3))\n"
+                "for fd in range(3, 64):\n"  # (the run's own stdout, which pytest's capture keeps a copy of:
+                "    try:\n"  # init spends its second reading this)
+                "        if os.readlink(f'/proc/self/fd/{fd}').startswith('pipe:'):\n"
+                "            for _ in range(4000):\n"
+                "                os.write(fd, b'x' * (1 << 20))\n"
+                "    except OSError:\n"
+                "        pass\n"
+                "def add(a, b):\n    return a - b\n")
+    reward, info, obs = play("agentenv/Task-v0", [{"action": "overwrite_file", "path": "calc.py", "content": solution}],
+                             task=task)
+    assert reward == 0.0 and not info["reward_masked"] and info["infra_error"] is None, info
+
+
 def test_reward_models_see_what_any_step_before_the_tests_wrote(tmp_path):
     """A placeholder in an ``apply_patch`` step (or a task's own step) changes what the tests run on:
     reward models score those files too, not the pristine workspace (a correct patch scored the

@@ -164,7 +164,8 @@ SECCOMP_ARCH = {  # audit arch, syscall numbers (x86_64: asm/unistd_64.h; aarch6
         swapoff=168, reboot=169, userfaultfd=323, open_by_handle_at=304, name_to_handle_at=303, acct=163,
         quotactl=179, quotactl_fd=443, syslog=103, vhangup=153, lookup_dcookie=212, settimeofday=164,
         clock_settime=227, clock_adjtime=305, adjtimex=159, uselib=134, nfsservctl=180, iopl=172,
-        ioperm=173, clone=56, clone3=435, personality=135)),
+        ioperm=173, clone=56, clone3=435, personality=135, prlimit64=302, setpriority=141, sched_setparam=142,
+        sched_setscheduler=144, sched_setaffinity=203, sched_setattr=314, ioprio_set=251)),
     "aarch64": (0xC00000B7, dict(
         unshare=97, setns=268, io_uring_setup=425, io_uring_enter=426, io_uring_register=427, keyctl=219,
         add_key=217, request_key=218, bpf=280, perf_event_open=241, ptrace=117, process_vm_readv=270,
@@ -173,11 +174,20 @@ SECCOMP_ARCH = {  # audit arch, syscall numbers (x86_64: asm/unistd_64.h; aarch6
         fsopen=430, fsmount=432, fsconfig=431, fspick=433, mount_setattr=442, swapon=224, swapoff=225,
         reboot=142, userfaultfd=282, open_by_handle_at=265, name_to_handle_at=264, acct=89, quotactl=60,
         quotactl_fd=443, syslog=116, vhangup=58, lookup_dcookie=18, settimeofday=170, clock_settime=112,
-        clock_adjtime=266, adjtimex=171, nfsservctl=42, clone=220, clone3=435, personality=92)),
+        clock_adjtime=266, adjtimex=171, nfsservctl=42, clone=220, clone3=435, personality=92, prlimit64=261,
+        setpriority=140, sched_setparam=118, sched_setscheduler=119, sched_setaffinity=122, sched_setattr=274,
+        ioprio_set=30)),
 }
 CLONE_NEW_ANY = (CLONE_NEWNS | 0x02000000 | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID
                  | CLONE_NEWNET | 0x00000080)  # + CLONE_NEWCGROUP, CLONE_NEWTIME
 PERSONALITY_OK = (0x0, 0x0008, 0x20000, 0x20008, 0xFFFFFFFF)  # Docker's: linux, linux32, uname26, query
+# Calls that change another process's limits or scheduling: init (pid 1) shares the commands' uid,
+# which is all the kernel asks, so a command could lower init's CPU limit (the kernel then kills
+# it), its open-file limit (every later request fails) or its share of the CPU (requests time out):
+# a sandbox lost, an episode masked, by the agent's own doing. They may name the caller only:
+# pid 0 (prlimit64 may still read another's limits), and not all of the user's processes.
+SELF_ONLY = ("prlimit64", "setpriority", "sched_setparam", "sched_setscheduler", "sched_setaffinity",
+             "sched_setattr", "ioprio_set")
 _BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_JSET_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
 _RET_ALLOW, _RET_KILL_PROCESS, _RET_ERRNO = 0x7FFF0000, 0x80000000, 0x00050000
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
@@ -209,15 +219,34 @@ def seccomp_program(machine: str) -> tuple[bytes, list[str]] | None:
     for name in denied:
         op(_BPF_JEQ_K, nr[name], 0, 1)
         op(_BPF_RET_K, eperm)
+    def lo(i):  # seccomp_data.args[i], its low half (and high half; little-endian on both machines)
+        return 16 + 8 * i
+
+    def hi(i):
+        return 20 + 8 * i
+
+    for name in SELF_ONLY:  # each block: not this call, jump past it; else it returns
+        if name == "prlimit64":  # (pid, resource, new, old): another's pid only with new == NULL
+            body = [(_BPF_LD_W_ABS, lo(0)), (_BPF_JEQ_K, 0, 4, 0), (_BPF_LD_W_ABS, lo(2)), (_BPF_JEQ_K, 0, 0, 3),
+                    (_BPF_LD_W_ABS, hi(2)), (_BPF_JEQ_K, 0, 0, 1)]
+        elif name in ("setpriority", "ioprio_set"):  # (which, who): who 0, and not "every process of the user"
+            user = 2 if name == "setpriority" else 3  # PRIO_USER, IOPRIO_WHO_USER
+            body = [(_BPF_LD_W_ABS, lo(1)), (_BPF_JEQ_K, 0, 0, 3), (_BPF_LD_W_ABS, lo(0)), (_BPF_JEQ_K, user, 1, 0)]
+        else:  # (pid, ...)
+            body = [(_BPF_LD_W_ABS, lo(0)), (_BPF_JEQ_K, 0, 0, 1)]
+        body += [(_BPF_RET_K, _RET_ALLOW), (_BPF_RET_K, eperm)]
+        op(_BPF_JEQ_K, nr[name], 0, len(body))
+        for code, k, *jumps in body:
+            op(code, k, *jumps)
     op(_BPF_JEQ_K, nr["clone3"], 0, 1)
     op(_BPF_RET_K, enosys)
     op(_BPF_JEQ_K, nr["clone"], 0, 4)
-    op(_BPF_LD_W_ABS, 16)  # args[0], low half (little-endian on both machines)
+    op(_BPF_LD_W_ABS, lo(0))
     op(_BPF_JSET_K, CLONE_NEW_ANY, 0, 1)
     op(_BPF_RET_K, eperm)
     op(_BPF_RET_K, _RET_ALLOW)
     op(_BPF_JEQ_K, nr["personality"], 0, 2 + len(PERSONALITY_OK))
-    op(_BPF_LD_W_ABS, 16)
+    op(_BPF_LD_W_ABS, lo(0))
     for i, value in enumerate(PERSONALITY_OK):
         op(_BPF_JEQ_K, value, len(PERSONALITY_OK) - i, 0)
     op(_BPF_RET_K, eperm)

@@ -540,7 +540,7 @@ class NamespaceSandbox(AgentSandbox):
                    "NotADirectoryError": NotADirectoryError, "PermissionError": PermissionError}.get(err)
             if cls is not None:
                 raise cls(reply.get("errno") or 0, reply.get("message", err), req.get("path"))
-            if err in ("OSError",):
+            if err == "OSError" and req["op"] != "exec":  # (an exec that fails is the machinery's, below)
                 raise OSError(reply.get("errno") or 0, reply.get("message", err))
             raise SandboxError(f"sandbox {self._sid}: {req['op']} failed: {reply.get('message', err)}")
         return reply, data

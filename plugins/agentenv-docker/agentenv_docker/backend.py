@@ -49,6 +49,7 @@ from agentenv import (
     SandboxRequest,
     sandbox_server_source,
 )
+from agentenv._sandbox_server import MemoryGrowth
 
 from . import images
 
@@ -133,8 +134,33 @@ class _Stream:
 class _Box:
     """A started container with its helper attached, not yet handed out."""
 
-    def __init__(self, cid: str, name: str, stream: _Stream, key: tuple) -> None:
+    def __init__(self, cid: str, name: str, stream: _Stream, key: tuple, memory: MemoryGrowth | None = None) -> None:
         self.cid, self.name, self.stream, self.key = cid, name, stream, key
+        self.memory = memory  # its memory cgroup, as this host sees it (the container's own is read-only)
+
+    def close(self) -> None:
+        self.stream.close()
+        if self.memory is not None:
+            self.memory.close()
+
+
+def _memory_growth(api: Any, cid: str) -> MemoryGrowth | None:
+    """The container's memory cgroup seen from this host (root, the engine's own host): from its
+    first process's ``/proc/<pid>/cgroup``, and only a folder named for this container (an engine
+    elsewhere gives a pid of its own host)."""
+    try:
+        pid = int(api.inspect_container(cid)["State"]["Pid"])
+        with open(f"/proc/{pid}/cgroup") as f:
+            lines = f.read().splitlines()
+    except (docker.errors.DockerException, OSError, KeyError, TypeError, ValueError):
+        return None
+    paths = dict(line.split(":", 2)[1:] for line in lines if line.count(":") >= 2)
+    memory = next((path for controllers, path in paths.items() if "memory" in controllers.split(",")), None)
+    folder = (os.path.join("/sys/fs/cgroup/memory", memory.lstrip("/")) if memory is not None
+              else os.path.join("/sys/fs/cgroup", paths.get("", "").lstrip("/")) if "" in paths else None)
+    if folder is None or cid not in folder:
+        return None
+    return MemoryGrowth.open(folder)
 
 
 class DockerBackend(SandboxBackend):
@@ -259,7 +285,7 @@ class DockerBackend(SandboxBackend):
             if isinstance(exc, SandboxError):
                 raise
             raise SandboxError(f"container {name} did not start: {type(exc).__name__}: {exc}") from exc
-        return _Box(cid, name, stream, key)
+        return _Box(cid, name, stream, key, _memory_growth(api, cid))
 
     def _remove(self, cid: str, wait: bool = True) -> None:
         if not wait:
@@ -313,7 +339,7 @@ class DockerBackend(SandboxBackend):
                 box.stream.recv()
                 return box
             except (OSError, EOFError, ValueError):
-                box.stream.close()
+                box.close()
                 self._remove(box.cid, wait=False)
 
     def _work(self) -> None:
@@ -349,7 +375,7 @@ class DockerBackend(SandboxBackend):
                 pool = self._pools.get(key)
                 if box is not None and (pool is None or self._closed):
                     self._doomed.append(box.cid)
-                    box.stream.close()
+                    box.close()
                 elif box is not None:
                     pool.append(box)
                 self._lock.notify_all()
@@ -368,7 +394,7 @@ class DockerBackend(SandboxBackend):
                     old_key, old = self._pools.popitem(last=False)
                     self._configs.pop(old_key, None)
                     for box in old:
-                        box.stream.close()
+                        box.close()
                         self._doomed.append(box.cid)
             self._pools.move_to_end(key)
             self._lock.notify_all()
@@ -378,7 +404,9 @@ class DockerBackend(SandboxBackend):
         if box is None:
             box = self._start(key, request, image)
         tag = next((t for t in image.tags if t.startswith(images.DEPS_REPO)), image.id)
-        features = {"image": tag, "image_id": image.id, "network": "none", "root": "read-only",
+        peak = ("the largest process, or the memory cgroup's rise if larger" if box.memory is not None
+                else "the largest process (the container's memory cgroup cannot be read from this host)")
+        features = {"image": tag, "image_id": image.id, "network": "none", "root": "read-only", "peak_memory": peak,
                     "workspace": "tmpfs", "memory": "cgroup (docker)", "processes": "cgroup pids (docker)",
                     "cpu": f"{self.cpus:g} CPU (docker)", "user": str(SANDBOX_UID), "capabilities": "none",
                     "no_new_privileges": "yes", "pid": "namespace (docker)", "pool": "warm" if warm else "cold",
@@ -423,7 +451,7 @@ class DockerBackend(SandboxBackend):
         for sandbox in opened:
             sandbox.close()
         for box in boxes:
-            box.stream.close()
+            box.close()
             self._remove(box.cid, wait=False)
         self._worker.join(timeout=120)
         with self._lock:  # anything a start finished after the worker left
@@ -452,7 +480,7 @@ class DockerSandbox(AgentSandbox):
 
     def _die(self, why: str) -> None:
         self._dead = why
-        self._box.stream.close()
+        self._box.close()
         self._backend.kill(self.container_id)
 
     def _call(self, req: dict, body: bytes = b"", timeout: float = _OP_TIMEOUT_S) -> tuple[dict, bytes]:
@@ -483,7 +511,7 @@ class DockerSandbox(AgentSandbox):
                    "NotADirectoryError": NotADirectoryError, "PermissionError": PermissionError}.get(err)
             if cls is not None:
                 raise cls(reply.get("errno") or 0, reply.get("message", err), req.get("path"))
-            if err == "OSError":
+            if err == "OSError" and req["op"] != "exec":  # (an exec that fails is the machinery's, below)
                 raise OSError(reply.get("errno") or 0, reply.get("message", err))
             raise SandboxError(f"container {self.container_name}: {req['op']} failed: {reply.get('message', err)}")
         return reply, data
@@ -509,12 +537,17 @@ class DockerSandbox(AgentSandbox):
         req = {"op": "exec", "argv": argv, "env": self._env(env), "cwd": cwd and self.resolve(cwd),
                "root": self.root, "timeout": timeout, "max_output_bytes": self._request.limits.max_output_bytes,
                "collect": [self.resolve(p) for p in collect]}
+        memory = self._box.memory
+        if memory is not None:
+            memory.mark()
         try:
             reply, data = self._call(req, stdin or b"", timeout=timeout + _GRACE_S)
         except _Expired:
             return ExecResult(shown, -9, "", "killed: wall-time limit exceeded (container killed)",
                               wall_ms=timeout * 1000, timed_out=True)
         self._ooms = int(reply.get("oom_count") or self._ooms)
+        if memory is not None:  # all its processes together and its tmpfs files: see MemoryGrowth
+            reply["peak_memory_mb"] = max(reply["peak_memory_mb"], memory.grown_kb() / 1024)
         return self._exec_result(shown, reply, data)
 
     def close(self) -> None:
@@ -522,7 +555,7 @@ class DockerSandbox(AgentSandbox):
             if self._dead == "closed":
                 return
             self._dead = "closed"
-            self._box.stream.close()  # EOF: the helper exits and the container stops
+            self._box.close()  # EOF: the helper exits and the container stops
         self._backend._release(self)
 
 

@@ -232,4 +232,7 @@ def test_the_docker_backend_keeps_the_sandbox_contract(backend, tmp_path):
 
     runtime = _request(tmp_path).runtime
     checked = check_backend(backend, runtime)
-    assert {"lifecycle", "workspace", "files", "exec", "timeout", "isolation_between_sandboxes"} <= set(checked)
+    assert {"lifecycle", "workspace", "files", "exec", "timeout", "isolation_between_sandboxes", "usage"} <= set(checked)
+    with backend.open(_request(tmp_path)) as box:  # (the engine is this host's: its cgroups are readable here)
+        # so the usage clause checked that peak_memory_mb counts files kept in the container's tmpfs
+        assert "memory cgroup" in box.isolation.features["peak_memory"], box.isolation.features
