@@ -337,7 +337,7 @@ class CodingEnv(gym.Env):
                                           and parsed["action"] not in _READ_ONLY_ACTIONS)
         reward, terminated = 0.0, submit
         if evaluate:
-            runs, eval_output, files = self._evaluation.workspace(self._sandbox, self._round)
+            runs, eval_output, files = self._evaluation.workspace(self._sandbox, self._round, final=submit or truncated)
             # each evaluation is scored on its own runs: the workspace as it is now (dense mode's score
             # is what terminal mode would give for this workspace, whatever a rule aggregates)
             self._runs = runs

@@ -220,6 +220,10 @@ class AgentSandbox(Sandbox):
     def remove(self, path: str) -> None:
         self._call({"op": "remove", "path": self.resolve(path)})
 
+    def kill_processes(self) -> None:
+        """Kill every process the sandbox's commands started (those left running in the background)."""
+        self._call({"op": "kill"})
+
     def list_files(self, path: str = ".") -> list[str]:
         return self._call({"op": "list", "path": self.resolve(path)})[0]["files"]
 

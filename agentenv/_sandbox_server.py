@@ -201,6 +201,12 @@ class Server:
     def op_ping(self, req, body):
         return {"ok": True, "python": sys.version.split()[0], "pid": os.getpid()}, b""
 
+    def op_kill(self, req, body):
+        """Kill every process of the sandbox but this server (no command is started for it, so a
+        sandbox whose processes hold every pid is still cleared)."""
+        self.kill_all()
+        return {"ok": True, "left": len(self.processes() - {os.getpid()})}, b""
+
     # ---- processes
     def reap(self):
         while True:
@@ -795,10 +801,25 @@ def _walk(base, skip_pseudo):
 
 # --------------------------------------------------------------------------- stdio transport
 
+def _not_dumpable():
+    import ctypes
+
+    PR_SET_DUMPABLE = 4
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0)")
+
+
 def serve_stdio(read_exact, write, server_class=ContainerServer, root="/app"):
     """Serve framed requests read with *read_exact(n)* (EOFError at the end), replies passed to
     *write(bytes)*, until the stream ends: a container's pid 1 on its stdin and stdout."""
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # Commands share this server's uid, which is all the kernel asks to read /proc/1/fd (the stream
+    # the replies go out on: a command wrote a reply of its own there, first), /proc/1/mem or to
+    # trace it: a process that is not dumpable is out of their reach. And pid 1 of a namespace gets
+    # only the signals it handles: Python's SIGINT handler let a command's ``kill -INT 1`` end it.
+    _not_dumpable()
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
+        signal.signal(sig, signal.SIG_DFL)
     server = server_class(root, os.getuid(), os.getgid())
     while True:
         try:

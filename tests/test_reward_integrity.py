@@ -1000,6 +1000,63 @@ def test_an_agent_that_fills_its_sandboxs_memory_is_scored_not_masked(tmp_path):
         env.close()
 
 
+def test_a_first_scored_run_that_holds_every_pid_does_not_stop_the_second(tmp_path):
+    """Before a second scored command the processes the first left are killed: that kill was itself
+    a command, which a first run that left children holding every pid kept from starting (the
+    children could then tamper with the second run; red team, stop 30). The kill is a request to
+    the sandbox's server now: the correct solution's second run happens and passes."""
+    task = _calc_task(tmp_path, limits={"wall_time_s": 30, "max_processes": 16},
+                      execution_steps=[{"action": "run_command", "command": "python calc.py"},
+                                       {"action": "run_command", "command": "python -m pytest -q tests"}])
+    solution = ("import os, time\n"
+                "def add(a, b):\n    return a + b\n"
+                "if __name__ == '__main__':\n"
+                "    if os.fork() == 0:\n"
+                "        os.setsid()\n"
+                "        for _ in range(60000):\n"  # every process takes any pid freed, for a minute
+                "            try:\n"
+                "                os.fork()\n"
+                "            except OSError:\n"
+                "                time.sleep(0.001)\n"
+                "        os._exit(0)\n"
+                "    time.sleep(1)\n")
+    reward, info, obs = play("agentenv/Task-v0", [{"action": "overwrite_file", "path": "calc.py", "content": solution}],
+                             task=task)
+    assert reward == 1.0 and not info["reward_masked"], obs["output"][-1500:]
+
+
+def test_what_the_agent_left_running_is_stopped_before_its_workspace_is_judged(tmp_path, monkeypatch):
+    """A process left running could change files while the final evaluation copies them, or starve
+    the sandbox's server of CPU (110 busy loops, each in a session of its own) until the copy's
+    request timed out, and the episode was masked (red team, stop 30)."""
+    from _paths import wait_until
+
+    from agentenv._scoring import Evaluation
+
+    def left():
+        return [p for p in os.listdir("/proc") if p.isdigit() and b"1111.25" in _cmdline(p)]
+
+    seen, copy = [], Evaluation._copy_changes
+    monkeypatch.setattr(Evaluation, "_copy_changes", lambda self, *a: seen.append(left()) or copy(self, *a))
+    env = gym.make("agentenv/Task-v0", task=_calc_task(tmp_path), mode="agentic")
+    try:
+        env.reset()
+        env.step({"action": "run_command", "command": "setsid sleep 1111.25 >/dev/null 2>&1 & echo started"})
+        assert wait_until(lambda: len(left()) == 1, 10)
+        *_, info = env.step({"action": "submit"})
+        assert not info["reward_masked"] and seen == [[]], (seen, info)
+    finally:
+        env.close()
+
+
+def _cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
 @pytest.mark.parametrize("limit", ["RLIMIT_CPU", "RLIMIT_NOFILE"])
 def test_code_under_test_cannot_take_down_the_sandboxs_server_with_its_limits(tmp_path, limit):
     """The solution's code lowered the limits of the sandbox's server (pid 1, the commands' uid):

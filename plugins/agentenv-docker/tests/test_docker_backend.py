@@ -91,6 +91,18 @@ def test_wall_time_kills_the_command_and_the_sandbox_stays_usable(backend, tmp_p
         assert box.exec("echo still here").stdout == "still here\n"
 
 
+def test_the_helper_is_out_of_the_commands_reach(backend, tmp_path):
+    """The helper (pid 1) shares the commands' uid: a command opened /proc/1/fd/1, the stream its
+    replies go out on, and wrote a reply of its own first (a wrong answer scored 1.0, a slow one
+    reported 300 ms), and ``kill -INT 1`` ended it: a masked episode (red team, stop 30)."""
+    with backend.open(_request(tmp_path)) as box:
+        r = box.exec("ls /proc/1/fd >/dev/null 2>&1 && echo fd; head -c1 /proc/1/maps >/dev/null 2>&1 && echo maps; "
+                     "sh -c ': > /proc/1/fd/1' 2>/dev/null && echo stream; for s in INT TERM HUP USR1; do kill -$s 1; done; "
+                     "sleep 0.2; echo done")
+        assert r.stdout == "done\n", r
+        assert box.exec("echo alive").stdout == "alive\n"
+
+
 def test_a_container_its_commands_ran_out_of_memory_says_it_was_their_doing(backend, engine, tmp_path):
     """As on the namespace backend: files in the container's tmpfs are memory under its limit, and
     filling them got the helper OOM-killed; the episode was masked (an infrastructure failure) where
