@@ -205,8 +205,11 @@ def _arguments(raw: Any) -> tuple[dict[str, Any] | None, str, str | None]:
     """(arguments, their text, error) from what a call carries: JSON text or an object."""
     if raw is None or raw == "":
         return {}, "{}", None
-    if isinstance(raw, Mapping):
-        return dict(raw), _safe_dumps(raw), None
+    if isinstance(raw, Mapping):  # (a client's object: bytes, sets or tuple keys are no JSON)
+        text = _json_text(raw)
+        if text is None:
+            return None, _short(raw), "arguments must be JSON data (text, numbers, lists, objects with text keys)"
+        return dict(raw), text, None
     if not isinstance(raw, str):
         return None, _short(raw), f"arguments must be a JSON object, not {type(raw).__name__}"
     try:
@@ -219,11 +222,11 @@ def _arguments(raw: Any) -> tuple[dict[str, Any] | None, str, str | None]:
     return value, raw, None
 
 
-def _safe_dumps(value: Any) -> str:
+def _json_text(value: Any) -> str | None:
     try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (ValueError, RecursionError):
-        return _short(value)
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
 
 
 def _call(call_id: Any, name: Any, raw_args: Any) -> ToolCall:
@@ -298,7 +301,10 @@ def calls_from_text(text: str) -> list[ToolCall]:
             return [_call(None, value["name"], value.get("arguments", value.get("parameters")))]
         if isinstance(value.get("action"), str):
             args = {k: v for k, v in value.items() if k != "action"}
-            return [ToolCall(_call_id(), value["action"][:200], args, _safe_dumps(args))]
+            text = _json_text(args)
+            if text is None:
+                return [ToolCall(_call_id(), value["action"][:200], None, _short(args), "the arguments are nested too deeply")]
+            return [ToolCall(_call_id(), value["action"][:200], args, text)]
     return []
 
 

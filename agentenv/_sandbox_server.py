@@ -184,6 +184,7 @@ class Server:
         self.uid, self.gid = uid, gid
         self.limits = dict(limits or {})
         self.spawn_rlimits = []  # limits a child sets on itself after fork (address space, CPU time)
+        self.command_uid = None  # the uid a child takes in all three slots, where this server's real uid is another
         self.watch = None
         self.memory = None  # a MemoryGrowth of the sandbox's memory cgroup, where the backend has one
 
@@ -309,7 +310,7 @@ class Server:
         try:
             if "/" not in argv[0]:
                 argv = [which(argv[0], env.get("PATH", "/usr/bin:/bin")) or argv[0]] + list(argv[1:])
-            if not self.spawn_rlimits and hasattr(os, "posix_spawn"):
+            if not self.spawn_rlimits and self.command_uid is None and hasattr(os, "posix_spawn"):
                 # vfork: no copy of this interpreter's page tables; the server's own fds are close-on-exec
                 return os.posix_spawn(
                     argv[0], argv, env, setsid=True, setsigdef=DEFAULT_SIGNALS,
@@ -334,6 +335,8 @@ class Server:
                 for which_limit, n in self.spawn_rlimits:
                     import resource
                     resource.setrlimit(which_limit, (n, n))
+                if self.command_uid is not None:
+                    os.setresuid(self.command_uid, self.command_uid, self.command_uid)
                 os.execve(argv[0], argv, env)
             except OSError as exc:
                 os.write(err_w, str(exc.errno).encode())
@@ -801,6 +804,21 @@ def _walk(base, skip_pseudo):
 
 # --------------------------------------------------------------------------- stdio transport
 
+#: the sandbox user of a container (the Docker backend's SANDBOX_UID)
+CONTAINER_UID = 65534
+
+
+def _become_sandbox_user(uid):
+    """Started as root with CAP_SETUID and CAP_SETGID only (the Docker backend): take the sandbox
+    user as effective uid (files are made as it) and as every gid, keeping root as real and saved
+    uid; commands get the sandbox user in all three (``command_uid``). The kernel lets a process
+    signal, limit (prlimit) or reschedule another only where their uids match, so none of this
+    server's commands can: a command had lowered its CPU limit, and the kernel killed it."""
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(0, uid, 0)  # (the effective capabilities go with the effective uid)
+
+
 def _not_dumpable():
     import ctypes
 
@@ -813,14 +831,19 @@ def serve_stdio(read_exact, write, server_class=ContainerServer, root="/app"):
     """Serve framed requests read with *read_exact(n)* (EOFError at the end), replies passed to
     *write(bytes)*, until the stream ends: a container's pid 1 on its stdin and stdout."""
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    # Commands share this server's uid, which is all the kernel asks to read /proc/1/fd (the stream
+    command_uid = None
+    if os.getuid() == 0:
+        _become_sandbox_user(CONTAINER_UID)
+        command_uid = CONTAINER_UID
+    # Commands share this server's effective uid, which is all the kernel asks to read /proc/1/fd (the stream
     # the replies go out on: a command wrote a reply of its own there, first), /proc/1/mem or to
     # trace it: a process that is not dumpable is out of their reach. And pid 1 of a namespace gets
     # only the signals it handles: Python's SIGINT handler let a command's ``kill -INT 1`` end it.
     _not_dumpable()
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(sig, signal.SIG_DFL)
-    server = server_class(root, os.getuid(), os.getgid())
+    server = server_class(root, os.geteuid(), os.getegid())
+    server.command_uid = command_uid
     while True:
         try:
             hlen, blen = HEADER.unpack(read_exact(HEADER.size))

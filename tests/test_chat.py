@@ -133,6 +133,14 @@ def test_agentic_chat_episode_with_openai_tool_calls(bank):
     ({"role": "assistant", "content": 5}, "content must be text"),
     (12345, "a string or an object"),
     ({"role": "assistant", "tool_calls": "submit"}, "tool_calls must be a list"),
+    # a client's objects that are not JSON data raised TypeError out of step (red team, stop 30)
+    (assistant({"id": "b", "type": "function", "function": {"name": "overwrite_file",
+                                                            "arguments": {"path": "a.py", "content": b"x"}}}),
+     "must be JSON data"),
+    (assistant({"id": "s", "type": "function", "function": {"name": "run_command", "arguments": {"command": {1, 2}}}}),
+     "must be JSON data"),
+    ({"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "list_files", "input": {(1, 2): "x"}}]},
+     "must be JSON data"),
 ])
 def test_a_malformed_reply_is_an_observation_and_costs_a_round(bank, reply, why):
     bank.reset(seed=0)

@@ -66,6 +66,11 @@ def test_a_reward_file_scores_what_the_tasks_check_writes(tmp_path):
               "content": 'for f in /tmp/.agentenv-*/reward; do echo 1 > "$f"; done; kill -9 $PPID; echo 42\n'}
     reward, info = play(spec, killer)
     assert reward == 0.0 and info["metrics"]["report"] == "incomplete"
+    # a line nested past the parser's recursion limit raised RecursionError out of env.step (red team, stop 30)
+    deep = {"action": "overwrite_file", "path": "solve.sh",
+            "content": 'for f in /tmp/.agentenv-*/reward; do head -c 200000 /dev/zero | tr "\\0" "[" >> "$f"; done; echo 0\n'}
+    reward, info = play(spec, deep)
+    assert reward == 0.0 and not info["reward_masked"], info
 
 
 def test_a_junit_file_at_the_tasks_path_scores_its_cases_and_a_planted_one_does_not(tmp_path):

@@ -4,6 +4,7 @@ branched, the task's files shared, processes and /tmp not carried; the branches 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 
@@ -92,15 +93,30 @@ def test_a_fork_branches_the_workspace_and_the_branches_diverge(backend, pristin
 def test_a_fork_that_fails_leaves_no_sandbox_behind(backend, pristine):
     # the new sandbox opens while the parent's layer is read: a snapshot that fails must close it
     with backend.open(SandboxRequest(RUNTIME, pristine, "/app", Limits(wall_time_s=30.0))) as parent:
-        assert parent.exec("touch locked && chmod 000 locked", cwd="/app").exit_code == 0  # init cannot read it
+        assert parent.exec("echo changed > keep.txt", cwd="/app").ok
         held = backend.open_count()
-        with pytest.raises(PermissionError, match="locked"):
+        os.kill(parent.init_pid, signal.SIGKILL)  # (its snapshot request finds it dead)
+        with pytest.raises(agentenv.SandboxError):
             parent.fork()
         deadline = time.monotonic() + 10
-        while backend.open_count() != held and time.monotonic() < deadline:
+        while backend.open_count() != held - 1 and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert backend.open_count() == held
-        assert parent.exec("echo alive").stdout == "alive\n"
+        assert backend.open_count() == held - 1  # (the parent is gone too)
+
+
+def test_what_the_agent_made_unreadable_is_forked_with_its_mode(backend, pristine):
+    """``chmod 000`` on a folder of the agent's made the fork raise PermissionError (init could not
+    read it), which a trainer branching the episode did not expect (red team, stop 30)."""
+    with backend.open(SandboxRequest(RUNTIME, pristine, "/app", Limits(wall_time_s=30.0))) as parent:
+        made = parent.exec("mkdir -p secret/deep && echo hidden > secret/deep/x && echo no > shut && "
+                           "chmod 000 secret/deep/x shut && chmod 000 secret/deep secret && echo ok", cwd="/app")
+        assert made.stdout == "ok\n", made
+        before = parent.exec("stat -c '%n %a' secret shut", cwd="/app").stdout
+        with parent.fork() as child:
+            assert child.exec("stat -c '%n %a' secret shut", cwd="/app").stdout == before == "secret 0\nshut 0\n"
+            opened = child.exec("chmod -R u+rwx secret && cat secret/deep/x", cwd="/app")
+            assert opened.stdout == "hidden\n", opened
+        assert parent.exec("stat -c '%n %a' secret shut", cwd="/app").stdout == before
 
 
 def test_a_sandbox_without_the_capability_says_so():

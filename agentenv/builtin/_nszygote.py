@@ -520,21 +520,37 @@ class Init(Server):
         replaced directories carry over), read through init's fd of that layer, never followed."""
         entries: list[dict] = []
         blob = bytearray()
+        unreadable: list[tuple[str, int]] = []  # (path in the workspace, mode) to put back
 
-        def walk(dfd: int, rel: str) -> None:
+        def opened(dfd: int, name: str, path: str, st: os.stat_result, flags: int) -> int:
+            """An entry the commands made unreadable (``chmod 000``: they own it, as this server
+            does) is made readable for the copy (through the workspace's merged view, which the
+            layer's own inode is cached by), its mode kept in the snapshot and put back."""
+            flags |= os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+            try:
+                return os.open(name, flags, dir_fd=dfd)
+            except PermissionError:
+                if st.st_uid != os.geteuid():
+                    raise
+            merged = os.path.join(self.root, path)
+            os.chmod(merged, stat.S_IMODE(st.st_mode) | 0o500, follow_symlinks=False)
+            unreadable.append((merged, stat.S_IMODE(st.st_mode)))
+            return os.open(name, flags, dir_fd=dfd)
+
+        def walk(dfd: int, rel: str, st: os.stat_result | None = None) -> None:
             merged = os.path.join(self.root, rel) if rel else self.root
-            entries.append({"p": rel, "k": "d", "names": sorted(os.listdir(merged)), **_meta(os.fstat(dfd))})
+            entries.append({"p": rel, "k": "d", "names": sorted(os.listdir(merged)), **_meta(st or os.fstat(dfd))})
             for entry in sorted(os.scandir(dfd), key=lambda e: e.name):
                 st = entry.stat(follow_symlinks=False)
                 path = f"{rel}/{entry.name}" if rel else entry.name
                 if stat.S_ISDIR(st.st_mode):
-                    sub = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+                    sub = opened(dfd, entry.name, path, st, os.O_DIRECTORY)
                     try:
-                        walk(sub, path)
+                        walk(sub, path, st)  # (its mode as it was: opened() may have changed it)
                     finally:
                         os.close(sub)
                 elif stat.S_ISREG(st.st_mode):
-                    fd = os.open(entry.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+                    fd = opened(dfd, entry.name, path, st, 0)
                     try:
                         offset = len(blob)
                         while True:  # (the size may change under a writer that still runs)
@@ -560,6 +576,11 @@ class Init(Server):
             walk(top, "")
         finally:
             os.close(top)
+            for merged, mode in reversed(unreadable):
+                try:
+                    os.chmod(merged, mode, follow_symlinks=False)
+                except OSError:
+                    pass
         return {"entries": entries}, bytes(blob)
 
     def op_restore(self, req, body):

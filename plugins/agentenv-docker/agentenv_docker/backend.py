@@ -49,12 +49,12 @@ from agentenv import (
     SandboxRequest,
     sandbox_server_source,
 )
-from agentenv._sandbox_server import MemoryGrowth
+from agentenv._sandbox_server import CONTAINER_UID, MemoryGrowth
 
 from . import images
 
 log = logging.getLogger("agentenv.sandbox.docker")
-SANDBOX_UID = 65534
+SANDBOX_UID = CONTAINER_UID  # what commands run as; the helper keeps root as its real uid
 HEADER = struct.Struct("!II")
 _GRACE_S = 5.0  # past a command's deadline before the container itself is killed
 _OP_TIMEOUT_S = 60.0
@@ -246,7 +246,10 @@ class DockerBackend(SandboxBackend):
             name = f"agentenv-{os.getpid()}-{self._seq}-{os.urandom(3).hex()}"
         api = self.client.api
         host_config = api.create_host_config(
-            network_mode="none", read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"],
+            # root as the helper's real uid, with CAP_SETUID/CAP_SETGID only, so that its commands
+            # (the sandbox user in every slot) cannot signal, limit or reschedule it (see serve_stdio)
+            network_mode="none", read_only=True, cap_drop=["ALL"], cap_add=["SETUID", "SETGID"],
+            security_opt=["no-new-privileges"],
             tmpfs={request.root: f"rw,exec,nosuid,nodev,size={size_mb}m,uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755",
                    "/tmp": f"rw,exec,nosuid,nodev,size={size_mb}m,mode=1777"},
             mem_limit=f"{limits.memory_mb}m", memswap_limit=f"{limits.memory_mb}m",
@@ -256,7 +259,7 @@ class DockerBackend(SandboxBackend):
                   "agentenv.kind": "sandbox"}
         try:
             cid = api.create_container(image.id, command=["python3", "-I", "-S", images.HELPER], name=name,
-                                       user=f"{SANDBOX_UID}:{SANDBOX_UID}", stdin_open=True, hostname="sandbox",
+                                       user="0:0", stdin_open=True, hostname="sandbox",
                                        working_dir=request.root, labels=labels, host_config=host_config)["Id"]
         except docker.errors.DockerException as exc:
             raise SandboxError(f"cannot create a container from {image.tags or image.id}: {exc}") from exc
@@ -408,7 +411,8 @@ class DockerBackend(SandboxBackend):
                 else "the largest process (the container's memory cgroup cannot be read from this host)")
         features = {"image": tag, "image_id": image.id, "network": "none", "root": "read-only", "peak_memory": peak,
                     "workspace": "tmpfs", "memory": "cgroup (docker)", "processes": "cgroup pids (docker)",
-                    "cpu": f"{self.cpus:g} CPU (docker)", "user": str(SANDBOX_UID), "capabilities": "none",
+                    "cpu": f"{self.cpus:g} CPU (docker)", "user": str(SANDBOX_UID),
+                    "capabilities": "none (the helper keeps CAP_SETUID/CAP_SETGID permitted, root as its real uid)",
                     "no_new_privileges": "yes", "pid": "namespace (docker)", "pool": "warm" if warm else "cold",
                     "acquire_ms": f"{(time.monotonic() - started) * 1000:.1f}"}
         warnings = ()

@@ -100,6 +100,9 @@ def test_the_helper_is_out_of_the_commands_reach(backend, tmp_path):
                      "sh -c ': > /proc/1/fd/1' 2>/dev/null && echo stream; for s in INT TERM HUP USR1; do kill -$s 1; done; "
                      "sleep 0.2; echo done")
         assert r.stdout == "done\n", r
+        limit = box.exec("python3 -c 'import resource; resource.prlimit(1, resource.RLIMIT_CPU, (1, 1))'")
+        assert "PermissionError" in limit.stderr, limit  # (a CPU limit of 1 s got it killed)
+        assert box.exec("renice -n 19 -p 1").exit_code != 0 and box.exec("id -u; id -G").stdout == "65534\n65534\n"
         assert box.exec("echo alive").stdout == "alive\n"
 
 
