@@ -870,6 +870,16 @@ class Zygote:
 
     def run(self) -> None:
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+        # The zygote's session is one autogroup of the scheduler, with every keeper and init (the
+        # sandboxes' servers), and each command starts a session of its own: 110 busy loops left by
+        # an agent got init one share of the CPU in 111, and a request of the host's could outlast
+        # its timeout (a masked episode). The servers' group weighs as much as ~87 busy sessions now
+        # (root only: a rootless zygote keeps the default).
+        try:
+            with open("/proc/self/autogroup", "w") as f:
+                f.write("-20")
+        except OSError:
+            pass
         # a keeper's exit wakes the loop, so that its cgroups go at once, not at the next request
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_r, False)
