@@ -835,10 +835,10 @@ def serve_stdio(read_exact, write, server_class=ContainerServer, root="/app"):
     if os.getuid() == 0:
         _become_sandbox_user(CONTAINER_UID)
         command_uid = CONTAINER_UID
-    # Commands share this server's effective uid, which is all the kernel asks to read /proc/1/fd (the stream
-    # the replies go out on: a command wrote a reply of its own there, first), /proc/1/mem or to
-    # trace it: a process that is not dumpable is out of their reach. And pid 1 of a namespace gets
-    # only the signals it handles: Python's SIGINT handler let a command's ``kill -INT 1`` end it.
+    # Where commands share this server's uid, the kernel let them read /proc/1/fd (the stream the
+    # replies go out on: a command wrote a reply of its own there, first) and /proc/1/mem, or trace
+    # it: a process that is not dumpable is out of their reach. And pid 1 of a namespace gets only
+    # the signals it handles: Python's SIGINT handler let a command's ``kill -INT 1`` end it.
     _not_dumpable()
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(sig, signal.SIG_DFL)

@@ -219,6 +219,7 @@ def seccomp_program(machine: str) -> tuple[bytes, list[str]] | None:
     for name in denied:
         op(_BPF_JEQ_K, nr[name], 0, 1)
         op(_BPF_RET_K, eperm)
+
     def lo(i):  # seccomp_data.args[i], its low half (and high half; little-endian on both machines)
         return 16 + 8 * i
 

@@ -65,8 +65,8 @@ class ExecMetrics(MetricProvider):
         MetricInfo("command_succeeded", "higher", "1 when the command exited 0 in time, else 0", bound=1.0),
         MetricInfo("execution_time_ms", "lower", "wall time of the command", noisy=True),
         MetricInfo("cpu_time_ms", "lower", "user + system CPU time of the command", noisy=True),
-        MetricInfo("peak_memory_mb", "lower", "peak memory of the command: its largest process's, or (namespace backend) how far the sandbox's "
-                   "memory rose while it ran where that is more (all its processes, files in tmpfs)", noisy=True),
+        MetricInfo("peak_memory_mb", "lower", "peak memory of the command: its largest process's, or how far the sandbox's memory cgroup rose "
+                   "while it ran where that is more and the backend reads it (all its processes, files in tmpfs)", noisy=True),
         MetricInfo("timed_out", "lower", "1 when the wall-time limit killed the command", bound=1.0),
         MetricInfo("oom_killed", "lower", "1 when the memory limit killed the command", bound=1.0),
         MetricInfo("output_bytes", "lower", "bytes printed on stdout and stderr"),
