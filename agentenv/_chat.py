@@ -193,7 +193,10 @@ class AssistantReply:
 
 
 def _short(value: Any, limit: int = 80) -> str:
-    text = value if isinstance(value, str) else repr(value)
+    try:
+        text = value if isinstance(value, str) else repr(value)
+    except (ValueError, RecursionError):  # (an int of more digits than str() takes, say)
+        text = f"<a {type(value).__name__}>"
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
 
 

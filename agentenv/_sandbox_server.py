@@ -154,10 +154,14 @@ class MemoryGrowth:
             if probe:
                 raise
 
-    def grown_kb(self):
-        """At its end: KiB the cgroup's usage rose to above its usage at the start."""
+    def grown_kb(self, files_kb=0):
+        """At its end: KiB the cgroup's usage rose to above its usage at the start, less *files_kb*
+        (what the sandbox's tmpfs held at the start): a command could delete those files and use
+        their memory again unseen (240 MB of workspace files, deleted first, hid 150 MB of work)."""
         try:
-            return max(0, self._read(self.peak_fd) - self.base) // 1024 if self.base is not None else 0
+            if self.base is None:
+                return 0
+            return max(0, self._read(self.peak_fd) - self.base + (files_kb << 10)) // 1024
         except (OSError, ValueError, IndexError):
             return 0
 
@@ -187,6 +191,7 @@ class Server:
         self.command_uid = None  # the uid a child takes in all three slots, where this server's real uid is another
         self.watch = None
         self.memory = None  # a MemoryGrowth of the sandbox's memory cgroup, where the backend has one
+        self.memory_paths = ()  # where the sandbox's file systems are memory (tmpfs), for tmpfs_kb
 
     # ---- the request loop
     def handle(self, req, body):
@@ -300,6 +305,19 @@ class Server:
     def oom_count(self):
         return 0
 
+    def tmpfs_kb(self):
+        """KiB the sandbox's memory-backed file systems (:attr:`memory_paths`) hold now."""
+        seen, used = set(), 0
+        for path in self.memory_paths:
+            try:
+                st = os.statvfs(path)
+            except OSError:
+                continue
+            if st.f_fsid not in seen:
+                seen.add(st.f_fsid)
+                used += (st.f_blocks - st.f_bfree) * st.f_frsize
+        return used >> 10
+
     def spawn(self, argv, env, cwd, stdin, stdout, stderr, req):
         """Start a command in a new session with the given pipes. Returns (pid, status_fd): a
         status fd, where not None, is read after the command for how it started."""
@@ -367,6 +385,7 @@ class Server:
             if ends is not None:
                 pipes[ends[0]] = (path, ends[1], bytearray())
         present = self.processes()
+        files_kb = self.tmpfs_kb()
         if self.memory is not None:
             self.memory.mark()
         start = time.monotonic()
@@ -453,7 +472,7 @@ class Server:
         for fd in (out_r, err_r) + ((pidfd,) if pidfd is not None else ()):
             os.close(fd)
         stray_cpu_s, stray_peak_kb = self.stray_usage(present | {pid})
-        grown_kb = self.memory.grown_kb() if self.memory is not None else 0
+        grown_kb = self.memory.grown_kb(files_kb) if self.memory is not None else 0
         started = self.started_how(status_fd)
         ooms = self.oom_count()
         oom = ooms > oom_before
@@ -475,7 +494,7 @@ class Server:
             "exit_code": code, "wall_ms": wall,
             "cpu_ms": ((rusage.ru_utime + rusage.ru_stime if rusage else 0.0) + stray_cpu_s) * 1000,
             "peak_memory_mb": max(rusage.ru_maxrss if rusage else 0, stray_peak_kb, grown_kb) / 1024,
-            "timed_out": timed_out, "oom_killed": oom, "oom_count": ooms,
+            "timed_out": timed_out, "oom_killed": oom, "oom_count": ooms, "tmpfs_kb": files_kb,
             "truncated": bufs[out_r].dropped > 0 or bufs[err_r].dropped > 0,
             "stdout_len": len(out), "stderr_len": len(err), "artifacts": artifacts, "start": started,
         }
@@ -692,6 +711,10 @@ class Server:
 
 class ContainerServer(Server):
     """The server for a container, whose whole file system is the sandbox's own (Docker)."""
+
+    def __init__(self, root, uid, gid, limits=None):
+        super().__init__(root, uid, gid, limits)
+        self.memory_paths = (root, "/tmp", "/dev/shm")  # (tmpfs mounts: see the backend's host config)
 
     def oom_count(self):
         for path in ("/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events"):

@@ -141,6 +141,8 @@ def test_agentic_chat_episode_with_openai_tool_calls(bank):
      "must be JSON data"),
     ({"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "list_files", "input": {(1, 2): "x"}}]},
      "must be JSON data"),
+    ({"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "run_command",
+                                        "input": {"command": "ls", "timeout_s": 10 ** 5000}}]}, "must be JSON data"),
 ])
 def test_a_malformed_reply_is_an_observation_and_costs_a_round(bank, reply, why):
     bank.reset(seed=0)

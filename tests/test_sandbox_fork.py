@@ -108,15 +108,17 @@ def test_what_the_agent_made_unreadable_is_forked_with_its_mode(backend, pristin
     """``chmod 000`` on a folder of the agent's made the fork raise PermissionError (init could not
     read it), which a trainer branching the episode did not expect (red team, stop 30)."""
     with backend.open(SandboxRequest(RUNTIME, pristine, "/app", Limits(wall_time_s=30.0))) as parent:
-        made = parent.exec("mkdir -p secret/deep && echo hidden > secret/deep/x && echo no > shut && "
-                           "chmod 000 secret/deep/x shut && chmod 000 secret/deep secret && echo ok", cwd="/app")
+        made = parent.exec("mkdir -p secret/deep lookonly && echo hidden > secret/deep/x && echo no > shut && "
+                           "echo in > lookonly/f && chmod 000 secret/deep/x shut && chmod 000 secret/deep secret && "
+                           "chmod 400 lookonly && echo ok", cwd="/app")
         assert made.stdout == "ok\n", made
-        before = parent.exec("stat -c '%n %a' secret shut", cwd="/app").stdout
-        with parent.fork() as child:
-            assert child.exec("stat -c '%n %a' secret shut", cwd="/app").stdout == before == "secret 0\nshut 0\n"
+        before = parent.exec("stat -c '%n %a' secret shut lookonly", cwd="/app").stdout
+        with parent.fork() as child:  # (a folder that can be read but not searched too)
+            assert child.exec("stat -c '%n %a' secret shut lookonly", cwd="/app").stdout == before == \
+                "secret 0\nshut 0\nlookonly 400\n"
             opened = child.exec("chmod -R u+rwx secret && cat secret/deep/x", cwd="/app")
             assert opened.stdout == "hidden\n", opened
-        assert parent.exec("stat -c '%n %a' secret shut", cwd="/app").stdout == before
+        assert parent.exec("stat -c '%n %a' secret shut lookonly", cwd="/app").stdout == before
 
 
 def test_a_sandbox_without_the_capability_says_so():

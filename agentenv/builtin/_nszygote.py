@@ -313,6 +313,7 @@ class Init(Server):
         self.warnings: list[str] = list(cfg.get("warnings", ()))
         self.spawn_rlimits: list[tuple[int, int]] = []
         self.rootless = bool(cfg.get("userns"))
+        self.memory_paths = (cfg["root"], "/tmp", "/dev/shm")  # (the workspace's upper layer is a tmpfs)
 
     # ---- set-up, before any untrusted code runs
     def setup(self) -> None:
@@ -528,14 +529,11 @@ class Init(Server):
             does) is made readable for the copy (through the workspace's merged view, which the
             layer's own inode is cached by), its mode kept in the snapshot and put back."""
             flags |= os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
-            try:
-                return os.open(name, flags, dir_fd=dfd)
-            except PermissionError:
-                if st.st_uid != os.geteuid():
-                    raise
-            merged = os.path.join(self.root, path)
-            os.chmod(merged, stat.S_IMODE(st.st_mode) | 0o500, follow_symlinks=False)
-            unreadable.append((merged, stat.S_IMODE(st.st_mode)))
+            need = 0o500 if flags & os.O_DIRECTORY else 0o400  # (a folder is read and searched)
+            if st.st_mode & need != need and st.st_uid == os.geteuid():
+                merged = os.path.join(self.root, path)
+                os.chmod(merged, stat.S_IMODE(st.st_mode) | need, follow_symlinks=False)
+                unreadable.append((merged, stat.S_IMODE(st.st_mode)))
             return os.open(name, flags, dir_fd=dfd)
 
         def walk(dfd: int, rel: str, st: os.stat_result | None = None) -> None:
