@@ -551,7 +551,7 @@ class DockerSandbox(AgentSandbox):
                               wall_ms=timeout * 1000, timed_out=True)
         self._ooms = int(reply.get("oom_count") or self._ooms)
         if memory is not None:  # all its processes together and its tmpfs files: see MemoryGrowth
-            reply["peak_memory_mb"] = max(reply["peak_memory_mb"], memory.grown_kb() / 1024)
+            reply["peak_memory_mb"] = max(reply["peak_memory_mb"], memory.grown_kb(int(reply.get("tmpfs_kb") or 0)) / 1024)
         return self._exec_result(shown, reply, data)
 
     def close(self) -> None:
