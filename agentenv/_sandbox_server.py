@@ -28,6 +28,7 @@ import errno
 import io
 import json
 import os
+import resource  # (here, not in a forked child: a server that left root may not read the stdlib)
 import select
 import shutil
 import signal
@@ -351,7 +352,6 @@ class Server:
                 for sig in DEFAULT_SIGNALS:
                     signal.signal(sig, signal.SIG_DFL)
                 for which_limit, n in self.spawn_rlimits:
-                    import resource
                     resource.setrlimit(which_limit, (n, n))
                 if self.command_uid is not None:
                     os.setresuid(self.command_uid, self.command_uid, self.command_uid)
@@ -854,15 +854,15 @@ def serve_stdio(read_exact, write, server_class=ContainerServer, root="/app"):
     """Serve framed requests read with *read_exact(n)* (EOFError at the end), replies passed to
     *write(bytes)*, until the stream ends: a container's pid 1 on its stdin and stdout."""
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    command_uid = None
-    if os.getuid() == 0:
-        _become_sandbox_user(CONTAINER_UID)
-        command_uid = CONTAINER_UID
     # Where commands share this server's uid, the kernel let them read /proc/1/fd (the stream the
     # replies go out on: a command wrote a reply of its own there, first) and /proc/1/mem, or trace
     # it: a process that is not dumpable is out of their reach. And pid 1 of a namespace gets only
     # the signals it handles: Python's SIGINT handler let a command's ``kill -INT 1`` end it.
-    _not_dumpable()
+    _not_dumpable()  # (first: what it imports may be readable by root only, outside a container)
+    command_uid = None
+    if os.getuid() == 0:
+        _become_sandbox_user(CONTAINER_UID)
+        command_uid = CONTAINER_UID
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(sig, signal.SIG_DFL)
     server = server_class(root, os.geteuid(), os.getegid())

@@ -6,9 +6,11 @@ from __future__ import annotations
 import ast
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 
 import agentenv
 from agentenv.builtin import namespace
@@ -55,11 +57,22 @@ def _call(proc, header: dict, body: bytes = b"") -> tuple[dict, bytes]:
     return reply, proc.stdout.read(blen) if blen else b""
 
 
-def test_the_docker_bootstrap_serves_requests_over_stdio(tmp_path):
-    root = str(tmp_path / "app")
+def test_the_docker_bootstrap_serves_requests_over_stdio():
+    # Started as root (a container's helper is), the server takes the sandbox user as its effective
+    # uid, keeping root as real and saved uid: its folder must be the sandbox user's then.
+    top = tempfile.mkdtemp(prefix="agentenv-helper-")
+    os.chmod(top, 0o755)
+    if os.getuid() == 0:
+        os.chown(top, 65534, 65534)
+    root = os.path.join(top, "app")
     proc = subprocess.Popen([sys.executable, "-I", "-S", HELPER], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
         assert _call(proc, {"op": "load", "root": root}, agentenv.sandbox_server_source().encode())[0]["ok"]
+        if os.getuid() == 0:
+            assert _call(proc, {"op": "ping"})[0]["ok"]  # (so the server has started)
+            with open(f"/proc/{proc.pid}/status") as f:
+                uids = next(line for line in f if line.startswith("Uid:")).split()[1:]
+            assert uids == ["0", "65534", "0", "65534"], uids
         assert _call(proc, {"op": "ping"})[0]["python"] == sys.version.split()[0]
         assert _call(proc, {"op": "write", "path": f"{root}/d/f.txt", "mode": 0o600}, b"data")[0] == {"ok": True}
         assert _call(proc, {"op": "read", "path": f"{root}/d/f.txt"})[1] == b"data"
@@ -76,3 +89,4 @@ def test_the_docker_bootstrap_serves_requests_over_stdio(tmp_path):
     finally:
         proc.stdin.close()
         assert proc.wait(timeout=30) == 0
+        shutil.rmtree(top, ignore_errors=True)
