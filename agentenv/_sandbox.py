@@ -175,6 +175,12 @@ class Sandbox(abc.ABC):
         command to return first. The default is ``close``; a backend that can do better overrides it."""
         self.close()
 
+    def kill_processes(self) -> None:
+        """Kill every process the sandbox's commands started (those left running in the background),
+        and leave the sandbox open. The default is a command; a backend whose server can do it
+        without starting one overrides it (a sandbox whose processes hold every pid is cleared too)."""
+        self.exec("kill -9 -1 2>/dev/null; true", timeout_s=10)
+
     @property
     @abc.abstractmethod
     def alive(self) -> bool:
@@ -211,6 +217,19 @@ class AgentSandbox(Sandbox):
               timeout: float | None = None) -> tuple[dict[str, Any], bytes]:
         """Send one request, return (reply header, reply body); raise SandboxError on failure."""
 
+    @staticmethod
+    def _raise_reply_error(req: dict[str, Any], reply: dict[str, Any], who: str) -> None:
+        """Raise what an error reply says: the file errors as Python raises them, an ``OSError`` of a
+        file request as such, anything else (an exec the server could not run) as SandboxError."""
+        err = reply["error"]
+        cls = {"FileNotFoundError": FileNotFoundError, "IsADirectoryError": IsADirectoryError,
+               "NotADirectoryError": NotADirectoryError, "PermissionError": PermissionError}.get(err)
+        if cls is not None:
+            raise cls(reply.get("errno") or 0, reply.get("message", err), req.get("path"))
+        if err == "OSError" and req["op"] != "exec":
+            raise OSError(reply.get("errno") or 0, reply.get("message", err))
+        raise SandboxError(f"{who}: {req['op']} failed: {reply.get('message', err)}")
+
     def read_file(self, path: str) -> bytes:
         return self._call({"op": "read", "path": self.resolve(path)})[1]
 
@@ -221,7 +240,6 @@ class AgentSandbox(Sandbox):
         self._call({"op": "remove", "path": self.resolve(path)})
 
     def kill_processes(self) -> None:
-        """Kill every process the sandbox's commands started (those left running in the background)."""
         self._call({"op": "kill"})
 
     def list_files(self, path: str = ".") -> list[str]:

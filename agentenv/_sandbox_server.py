@@ -108,6 +108,13 @@ def which(name, path):
 _PF_EXITING = 0x4  # a process's flags (field 9 of /proc/<pid>/stat) while it exits
 
 
+def handle_no_signals():
+    """Leave the signals Python handles at their default: pid 1 of a pid namespace then gets none
+    a process of its namespace sends (the kernel drops them), so a command cannot end its server."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def error_reply(exc):
     if isinstance(exc, OSError):
         return {"error": exc.__class__.__name__, "errno": exc.errno, "message": str(exc)}
@@ -192,7 +199,8 @@ class Server:
         self.command_uid = None  # the uid a child takes in all three slots, where this server's real uid is another
         self.watch = None
         self.memory = None  # a MemoryGrowth of the sandbox's memory cgroup, where the backend has one
-        self.memory_paths = ()  # where the sandbox's file systems are memory (tmpfs), for tmpfs_kb
+        # the sandbox's memory-backed file systems (tmpfs, in both backends), for tmpfs_kb
+        self.memory_paths = (root, "/tmp", "/dev/shm")
 
     # ---- the request loop
     def handle(self, req, body):
@@ -212,7 +220,7 @@ class Server:
         """Kill every process of the sandbox but this server (no command is started for it, so a
         sandbox whose processes hold every pid is still cleared)."""
         self.kill_all()
-        return {"ok": True, "left": len(self.processes() - {os.getpid()})}, b""
+        return {"ok": True}, b""
 
     # ---- processes
     def reap(self):
@@ -712,10 +720,6 @@ class Server:
 class ContainerServer(Server):
     """The server for a container, whose whole file system is the sandbox's own (Docker)."""
 
-    def __init__(self, root, uid, gid, limits=None):
-        super().__init__(root, uid, gid, limits)
-        self.memory_paths = (root, "/tmp", "/dev/shm")  # (tmpfs mounts: see the backend's host config)
-
     def oom_count(self):
         for path in ("/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events"):
             try:
@@ -863,8 +867,7 @@ def serve_stdio(read_exact, write, server_class=ContainerServer, root="/app"):
     if os.getuid() == 0:
         _become_sandbox_user(CONTAINER_UID)
         command_uid = CONTAINER_UID
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
-        signal.signal(sig, signal.SIG_DFL)
+    handle_no_signals()
     server = server_class(root, os.geteuid(), os.getegid())
     server.command_uid = command_uid
     while True:

@@ -48,16 +48,6 @@ def _refused(exc: WorkspaceRefused) -> tuple[Runs, str, dict[str, bytes]]:
     return [{"error": error, "workspace_refused": True}], f"[the workspace was not evaluated: {exc}]", {}
 
 
-def _kill_processes(sandbox: Sandbox) -> None:
-    """Stop what commands left running: a request to the sandbox's server where the backend takes
-    one (no command starts for it, so a sandbox whose processes hold every pid is cleared too)."""
-    kill = getattr(sandbox, "kill_processes", None)
-    if kill is not None:
-        kill()
-    else:
-        sandbox.exec("kill -9 -1 2>/dev/null; true", timeout_s=10)
-
-
 def _write_trusted(sandbox: Sandbox, rel: str, data: bytes, *, agents_doing: bool, mode: int = 0o644) -> None:
     """Write one of the task's own files. Where the agent's files, or code a scored run ran, filled
     the workspace first, no room left for it is the agent's doing (:class:`WorkspaceRefused`), not
@@ -88,7 +78,7 @@ class Evaluation:
         *final*: the episode ends with it, so what the agent left running is stopped first (it could
         change files while they are copied, or starve the sandbox's server of the CPU the copy needs)."""
         if final:
-            _kill_processes(agent)
+            agent.kill_processes()
         with self.open_sandbox() as judge:
             try:
                 files = self._copy_changes(agent, judge)
@@ -304,7 +294,7 @@ class Evaluation:
         Code under test ran in the first run; it may have left a process behind or rewritten a
         protected test for the next run. Protected and hidden files are rewritten from the task, and
         files the agent could not have added (a new conftest.py, a test file) are removed."""
-        _kill_processes(sandbox)
+        sandbox.kill_processes()
         present = set(sandbox.list_files(self.task.root))
         for rel in present:
             if matches_any(rel, self.protected) and rel not in self.pristine and rel not in self.hidden:

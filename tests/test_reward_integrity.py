@@ -301,10 +301,19 @@ def _calc_task(tmp_path, **fields):
     return str(tmp_path / "task.json")
 
 
+# a calc task's steps that run the solution first, then its tests
+_RUN_THEN_TEST = [{"action": "run_command", "command": "python calc.py"},
+                  {"action": "run_command", "command": "python -m pytest -q tests"}]
+
+
+def _play_calc(task, source):
+    """An agentic episode that writes *source* as calc.py and submits: (reward, info, obs)."""
+    return play("agentenv/Task-v0", [{"action": "overwrite_file", "path": "calc.py", "content": source}], task=task)
+
+
 def test_a_second_scored_run_sees_the_pristine_tests(tmp_path):
     """Code run by the first scored command cannot rewrite the tests of the next one."""
-    task = _calc_task(tmp_path, execution_steps=[{"action": "run_command", "command": "python calc.py"},
-                                                 {"action": "run_command", "command": "python -m pytest -q tests"}])
+    task = _calc_task(tmp_path, execution_steps=_RUN_THEN_TEST)
     rewrite = ("import os, subprocess\n"
                "open('/app/tests/test_calc.py', 'w').write('def test_add():\\n    pass\\n')\n"
                "open('/app/conftest.py', 'w').write('')\n"
@@ -315,8 +324,7 @@ def test_a_second_scored_run_sees_the_pristine_tests(tmp_path):
                "        time.sleep(0.05)\n"
                "    os._exit(0)\n"
                "def add(a, b):\n    return 0\n")
-    reward, info, obs = play("agentenv/Task-v0", [{"action": "overwrite_file", "path": "calc.py", "content": rewrite}],
-                             task=task)
+    reward, info, obs = _play_calc(task, rewrite)
     assert reward == 0.0 and info["metrics"]["tests_failed"] == 1, obs["output"][-1500:]
 
 
@@ -817,10 +825,10 @@ def test_tests_that_collect_only_with_a_solution_are_collected_with_the_referenc
     (tmp_path / "ws" / "calc.py").unlink()
     (tmp_path / "ws" / "tests" / "test_other.py").write_text("def test_other():\n    assert True\n")
     skip = "import pytest\npytest.skip('not today', allow_module_level=True)\n"
-    reward, info, obs = play("agentenv/Task-v0", [{"action": "overwrite_file", "path": "calc.py", "content": skip}], task=task)
+    reward, info, obs = _play_calc(task, skip)
     assert reward == 0.0 and info["metrics"]["error"]["type"] == "IncompleteReport", obs["output"][-1500:]
     solved = "def add(a, b):\n    return a + b\n"
-    reward, info, obs = play("agentenv/Task-v0", [{"action": "overwrite_file", "path": "calc.py", "content": solved}], task=task)
+    reward, info, obs = _play_calc(task, solved)
     assert reward == 1.0 and info["metrics"]["tests_total"] == 2, obs["output"][-1500:]
 
 
@@ -1006,8 +1014,7 @@ def test_a_first_scored_run_that_holds_every_pid_does_not_stop_the_second(tmp_pa
     children could then tamper with the second run; red team, stop 30). The kill is a request to
     the sandbox's server now: the correct solution's second run happens and passes."""
     task = _calc_task(tmp_path, limits={"wall_time_s": 30, "max_processes": 16},
-                      execution_steps=[{"action": "run_command", "command": "python calc.py"},
-                                       {"action": "run_command", "command": "python -m pytest -q tests"}])
+                      execution_steps=_RUN_THEN_TEST)
     solution = ("import os, time\n"
                 "def add(a, b):\n    return a + b\n"
                 "if __name__ == '__main__':\n"
@@ -1020,8 +1027,7 @@ def test_a_first_scored_run_that_holds_every_pid_does_not_stop_the_second(tmp_pa
                 "                time.sleep(0.001)\n"
                 "        os._exit(0)\n"
                 "    time.sleep(1)\n")
-    reward, info, obs = play("agentenv/Task-v0", [{"action": "overwrite_file", "path": "calc.py", "content": solution}],
-                             task=task)
+    reward, info, obs = _play_calc(task, solution)
     assert reward == 1.0 and not info["reward_masked"], obs["output"][-1500:]
 
 
@@ -1073,8 +1079,7 @@ def test_code_under_test_cannot_take_down_the_sandboxs_server_with_its_limits(tm
                 "    except OSError:\n"
                 "        pass\n"
                 "def add(a, b):\n    return a - b\n")
-    reward, info, obs = play("agentenv/Task-v0", [{"action": "overwrite_file", "path": "calc.py", "content": solution}],
-                             task=task)
+    reward, info, obs = _play_calc(task, solution)
     assert reward == 0.0 and not info["reward_masked"] and info["infra_error"] is None, info
 
 

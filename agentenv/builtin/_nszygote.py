@@ -274,9 +274,11 @@ def enter_user_namespace(uid: int, host_uid: int, gid: int, host_gid: int) -> No
 
 
 try:  # imported by the backend (as agentenv.builtin._nszygote)
-    from agentenv._sandbox_server import DEFAULT_SIGNALS, HEADER, MAX_READ, MemoryGrowth, Server, recv_msg, send_msg, which
+    from agentenv._sandbox_server import (DEFAULT_SIGNALS, HEADER, MAX_READ, MemoryGrowth, Server, handle_no_signals,
+                       recv_msg, send_msg, which)
 except ImportError:  # run as the zygote script: the backend loaded the server's source first
-    from agentenv_sandbox_server import DEFAULT_SIGNALS, HEADER, MAX_READ, MemoryGrowth, Server, recv_msg, send_msg, which
+    from agentenv_sandbox_server import (DEFAULT_SIGNALS, HEADER, MAX_READ, MemoryGrowth, Server, handle_no_signals,
+                       recv_msg, send_msg, which)
 
 #: real and saved uid of a sandbox's warm interpreter: no command (uid SANDBOX in all three slots)
 #: may signal or trace a process whose real and saved uid are another user's
@@ -313,7 +315,6 @@ class Init(Server):
         self.warnings: list[str] = list(cfg.get("warnings", ()))
         self.spawn_rlimits: list[tuple[int, int]] = []
         self.rootless = bool(cfg.get("userns"))
-        self.memory_paths = (cfg["root"], "/tmp", "/dev/shm")  # (the workspace's upper layer is a tmpfs)
 
     # ---- set-up, before any untrusted code runs
     def setup(self) -> None:
@@ -426,8 +427,7 @@ class Init(Server):
         /proc by an unprivileged user.
         """
         limits = self.cfg["limits"]
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
-            signal.signal(sig, signal.SIG_DFL)
+        handle_no_signals()
         mb = 1 << 20
         fsize = int(limits["max_file_size_mb"]) * mb
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

@@ -535,14 +535,7 @@ class NamespaceSandbox(AgentSandbox):
                     raise SandboxError.out_of_memory(message, self._request.limits.memory_mb) from exc
                 raise SandboxError(message) from exc
         if "error" in reply:
-            err = reply["error"]
-            cls = {"FileNotFoundError": FileNotFoundError, "IsADirectoryError": IsADirectoryError,
-                   "NotADirectoryError": NotADirectoryError, "PermissionError": PermissionError}.get(err)
-            if cls is not None:
-                raise cls(reply.get("errno") or 0, reply.get("message", err), req.get("path"))
-            if err == "OSError" and req["op"] != "exec":  # (an exec that fails is the machinery's, below)
-                raise OSError(reply.get("errno") or 0, reply.get("message", err))
-            raise SandboxError(f"sandbox {self._sid}: {req['op']} failed: {reply.get('message', err)}")
+            self._raise_reply_error(req, reply, f"sandbox {self._sid}")
         return reply, data
 
     def _env(self, extra: Mapping[str, str] | None) -> dict[str, str]:
