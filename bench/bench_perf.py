@@ -109,6 +109,50 @@ def unconfined(runtime: RuntimeEnv, command: str, n: int) -> tuple[list[float], 
     return walls, cpus
 
 
+FORKED_PYTEST = """
+import json, os, sys, time
+sys.path.insert(0, sys.argv[2])
+import _nswarm
+del sys.path[0]
+_nswarm.preload_pytest(tuple(n for n in _nswarm.PYTEST_EXTRA if n != "readline"), listing=False)
+import pytest
+walls, cpus = [], []
+for _ in range(int(sys.argv[1])):
+    start = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        os._exit(pytest.main(["-q", "-p", "no:cacheprovider", "tests"]))
+    _, status, usage = os.wait4(pid, 0)
+    walls.append((time.perf_counter() - start) * 1000)
+    cpus.append((usage.ru_utime + usage.ru_stime) * 1000)
+    assert os.waitstatus_to_exitcode(status) == 0, status
+print(json.dumps([walls, cpus]))
+"""
+
+
+def forked_pytest(runtime: RuntimeEnv, n: int) -> tuple[list[float], list[float]]:
+    """The least a warm path can pay for a one-test pytest run: ``pytest.main`` in a child forked
+    from an interpreter of the runtime that imported what a template imports
+    (``_nswarm.preload_pytest``), on the host (no sandbox, no judge, no teardown: the child
+    ``_exit``s), in a folder holding ONE_TEST's files, solved."""
+    with tempfile.TemporaryDirectory(prefix="agentenv-bench-") as work:
+        for rel, text in {**ONE_TEST["workspace"]["files"], "calc.py": SOLUTION}.items():
+            os.makedirs(os.path.dirname(os.path.join(work, rel)), exist_ok=True)
+            with open(os.path.join(work, rel), "w") as f:
+                f.write(text)
+        env = {**runtime.env, "HOME": work, "PYTHONDONTWRITEBYTECODE": "1"}
+        builtin = os.path.dirname(os.path.abspath(agentenv.builtin.__file__))
+        done = subprocess.run(["python", "-c", FORKED_PYTEST, str(n), builtin], cwd=work, env=env, capture_output=True,
+                              text=True, timeout=600)
+        if done.returncode != 0:
+            raise SystemExit(f"bench: the forked pytest runs failed: {done.stderr[-500:]}")
+        walls, cpus = json.loads(done.stdout.strip().splitlines()[-1])
+    return walls, cpus
+
+
 def hundred_test_task(tmp: str) -> str:
     """ONE_TEST with 100 test functions: what a scored run costs per test (pytest's, and the judge's check after each)."""
     task = json.loads(json.dumps(ONE_TEST))
@@ -196,6 +240,12 @@ def bench_warm(quick: bool) -> None:
             walls, cpus = unconfined(envs["warm"].runtime, command, n)
             figures[f"{name}, unconfined"] = {**stats(walls), "cpu_p50": statistics.median(cpus)}
             row(f"{name}, unconfined (CPU p50 {statistics.median(cpus):.1f} ms)", figures[f"{name}, unconfined"])
+        walls, cpus = forked_pytest(envs["warm"].runtime, n)
+        figures["pytest, one test, forked warm on the host"] = {**stats(walls), "cpu_p50": statistics.median(cpus)}
+        row(f"pytest, one test, forked from a warm interpreter (CPU p50 {statistics.median(cpus):.1f} ms)",
+            figures["pytest, one test, forked warm on the host"])
+        say("    (pytest.main in a fork of the runtime's interpreter that imported what a template imports, unconfined, "
+            "no judge, no exit teardown: the floor of any warm path)")
         RESULTS["warm"] = figures
         say("  ratios (p50, unconfined / warm sandbox: above 1 is faster than running the code unconfined):")
         for name in commands:
@@ -207,8 +257,13 @@ def bench_warm(quick: bool) -> None:
             say(f"    episode, {label:44} {figures[f'cold, {label}']['p50'] / figures[f'warm, {label}']['p50']:6.2f}x")
         for name in commands:
             say(f"    {name:53} {figures[f'{name}, cold']['p50'] / figures[f'{name}, warm']['p50']:6.2f}x")
-        target = figures["warm, paced 0.5 s"]["p50"]
-        say(f"  target: one-test pytest episode p50 <= 40 ms: {'met' if target <= 40 else 'MISSED'} ({target:.1f} ms)")
+        episode = figures["warm, paced 0.5 s"]
+        plain, floor = figures["pytest, one test, warm"], figures["pytest, one test, forked warm on the host"]
+        say(f"  target: one-test pytest episode p50 <= 40 ms: {'met' if episode['p50'] <= 40 else 'MISSED'} "
+            f"({episode['p50']:.1f} ms). Of it: pytest's own run, {plain['cpu_p50']:.1f} ms of CPU in the warm sandbox "
+            f"({floor['cpu_p50']:.1f} ms forked warm on the host, no sandbox); the judge's checks "
+            f"{episode['scored_run_cpu_p50'] - plain['cpu_p50']:.1f} ms of CPU (scored run less plain run); "
+            f"reset, requests and reward the rest")
     finally:
         for env in envs.values():
             env.close()

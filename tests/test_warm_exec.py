@@ -426,7 +426,7 @@ HELD_PROBE = textwrap.dedent('''
         held, baseline = judge._HELD, judge._BASELINE[0]
         assert {"pytest", "_pytest.runner", "pluggy", "math", "unittest.case"} <= set(held), sorted(held)
         in_baseline = {id(e) for e in baseline}
-        for name, (module, spaces, entries) in held.items():
+        for name, (module, spaces, entries, _) in held.items():
             if name in ("_pytest.assertion.rewrite", "unittest.case"):  # the judge wraps some of their
                 continue  # functions as it starts: a run notes them again
             if name.startswith(("pytest", "_pytest", "pluggy")):
@@ -487,7 +487,7 @@ def test_the_seeds_notes_are_taken_again_where_the_runner_changed_before_the_run
     monkeypatch.setattr(_pytest.pastebin, "create_new_paste", replaced)
     monkeypatch.setattr(_pytest.nodes, "added_since", replaced, raising=False)
     monkeypatch.setattr(_pytest.python.Metafunc, "parametrize", parametrize)  # (collection is over)
-    entries, _ = judge._fingerprint()
+    entries, *_ = judge._fingerprint()
     noted = {e[0]: e for e in entries}
     assert noted["_pytest.pastebin.create_new_paste"][3] is replaced and noted["_pytest.nodes.added_since"][3] is replaced
     assert noted["_pytest.python.Metafunc.parametrize"][4] is parametrize

@@ -74,7 +74,8 @@ import pytest
 _write, _dumps = os.write, json.dumps
 _abspath, _dirname, _access = os.path.abspath, os.path.dirname, os.access
 _vars, _list, _tuple, _zip, _any, _all, _sorted, _modules = vars, list, tuple, zip, any, all, sorted, sys.modules
-_map, _chain, _is_not, _set = map, itertools.chain, operator.is_not, set
+_map, _chain, _is, _is_not, _set, _repeat = map, itertools.chain, operator.is_, operator.is_not, set, itertools.repeat
+_code = operator.attrgetter("__code__")
 _isinstance, _type, _len, _id, _getattr, _bool, _abs = isinstance, type, len, id, getattr, bool, abs
 _sha256, _str, _bytes, _open = hashlib.sha256, str, bytes, open
 _find_spec = importlib.machinery.PathFinder.find_spec
@@ -181,6 +182,7 @@ def _trusted_callable(obj):
     return _trusted_file(_getattr(_modules.get(_getattr(_type(obj), "__module__", None)), "__file__", None))
 
 
+_WORD = re.compile(r"\w+")
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import|import[ \t]+([A-Za-z_][\w.]*))", re.M)
 _NOT_PRELOADED = frozenset({"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo"})
 _AT_START = {}  # module name -> a copy of its namespace, taken before any workspace code ran
@@ -190,9 +192,14 @@ _CODE_LIKE = (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleT
 def _snapshot_modules():
     """What each module out of the workspace holds before code under test runs, for `_check_bindings`
     (a function the tests import can be replaced in its own module and in the test module alike).
-    The standard library modules the task's files import are imported now, so that they are held too."""
+    The standard library modules the task's files import are imported now, so that they are held too.
+    Only modules whose every dotted part is a word of the task's files are held (the only ones their
+    ``from m import n`` can name; copying every module's namespace touched, and so copied, ~1,000
+    pages of the warm interpreter's memory: ~3 ms a run); all of them where a file is not ASCII (an
+    identifier is read NFKC-normalised) or cannot be read."""
     names = getattr(sys, "stdlib_module_names", frozenset())
     folders = {_ROOT, os.getcwd()} | {_dirname(p) for p in _DIGESTS}  # (where the tests may import from first)
+    words = _set()
 
     def local(top):
         return _any(os.path.exists(os.path.join(d, top + ".py")) or os.path.isdir(os.path.join(d, top)) for d in folders)
@@ -202,17 +209,23 @@ def _snapshot_modules():
             continue
         try:
             with _open(path, encoding="utf-8", errors="replace") as f:
-                found = _IMPORT_LINE.findall(f.read())
+                source = f.read()
         except OSError:
+            words = None
             continue
-        for name in {a or b for a, b in found}:
+        if words is not None:
+            words = words.union(_WORD.findall(source)) if source.isascii() else None
+        for name in {a or b for a, b in _IMPORT_LINE.findall(source)}:
             top = name.partition(".")[0]
             if top in names and top not in _NOT_PRELOADED and name not in _modules and not local(top):
                 try:
                     importlib.import_module(name)
                 except Exception:
                     pass
-    for name, module in _list(_modules.items()):
+    for name in _list(_modules):
+        if words is not None and not _all(part in words for part in name.split(".")):
+            continue
+        module = _modules.get(name)
         origin = _getattr(module, "__file__", None)
         if _isinstance(module, types.ModuleType) and not (_isinstance(origin, _str) and _abspath(origin).startswith(_ROOT)):
             _AT_START[name] = dict(_vars(module))
@@ -242,23 +255,26 @@ def _fingerprint():
     judge uses. One entry is ``(label, namespace, key, value, function, code)``: the namespace is
     the live module or class dictionary, so a check reads each entry with one lookup and compares
     identities, and a test run's many checks cost little (data attributes change as pytest runs
-    and are not held)."""
-    entries, modules = [], _runner_modules()
+    and are not held). Returns the entries, the modules and the entries as checks (`_checks_of`)."""
+    entries, checks, modules = [], [], _runner_modules()
     for modname, module in modules:
-        _noted(entries, modname, module)
+        _noted(entries, checks, modname, module)
+    rest = []
     space = vars(builtins)
     for name in _BUILTINS:
-        _note(entries, f"builtins.{name}", space, name)
+        _note(rest, f"builtins.{name}", space, name)
     judge = globals()  # (code under test can find the judge's functions and classes: they are held too)
     for name in _list(judge):
-        _note(entries, f"judge.{name}", judge, name)
+        _note(rest, f"judge.{name}", judge, name)
         if _isinstance(judge[name], type) and judge[name].__module__ == __name__:
             for member in _list(vars(judge[name])):
-                _note(entries, f"judge.{name}.{member}", vars(judge[name]), member)
+                _note(rest, f"judge.{name}.{member}", vars(judge[name]), member)
     for cls in (BaseException, Exception, AssertionError, object, type):
         for name in ("__eq__", "__ne__", "__init__", "__new__", "__bool__"):
-            _note(entries, f"{cls.__name__}.{name}", vars(cls), name)
-    return [e for e in entries if e[0] not in _PATCHED_BY_PYTEST], modules
+            _note(rest, f"{cls.__name__}.{name}", vars(cls), name)
+    entries.extend(rest)
+    checks.append(_checks_of(rest))
+    return entries, modules, checks
 
 
 def _runner_modules():
@@ -267,21 +283,50 @@ def _runner_modules():
 
 
 def _note_module(entries, modname, module, spaces=None):
+    """Note *module*'s functions and classes and its classes' members (but what pytest patches itself)."""
     space = vars(module)
+    noted = []
     for attr, value in list(space.items()):
-        _note(entries, f"{modname}.{attr}", space, attr)
+        _note(noted, f"{modname}.{attr}", space, attr)
         if _isinstance(value, type) and _getattr(value, "__module__", "") == modname:
             members = vars(value)
             for name in list(members):
-                _note(entries, f"{modname}.{attr}.{name}", members, name)
+                _note(noted, f"{modname}.{attr}.{name}", members, name)
             if spaces is not None:
                 spaces.append(members)
     if spaces is not None:
         spaces.append(space)
+    noted = [e for e in noted if e[0] not in _PATCHED_BY_PYTEST]
+    entries.extend(noted)
+    return noted
 
 
-# module name -> (module, [(namespace, its names)], entries): the modules a warm interpreter's seed
-# noted before any command (`hold_modules`); a run forked from it checks them instead of noting them
+def _checks_of(entries):
+    """*entries* as checks that run in C (`_unchanged`): for each namespace its keys and the values
+    held, and the functions held with their code objects. A check in Python read every entry's
+    tuple and label too: ~0.6 ms for pytest's ~3,400, after every test."""
+    spaces, functions, codes = {}, [], []
+    for _, space, key, value, function, code in entries:
+        group = spaces.get(_id(space))
+        if group is None:
+            group = spaces[_id(space)] = (space, [], [])
+        group[1].append(key)
+        group[2].append(value)
+        if function is not None:
+            functions.append(function)
+            codes.append(code)
+    return [(space, _tuple(keys), _tuple(values)) for space, keys, values in spaces.values()], _tuple(functions), _tuple(codes)
+
+
+def _unchanged(checks):
+    groups, functions, codes = checks
+    return (_all(_all(_map(_is, _map(space.get, keys, _repeat(_GONE)), values)) for space, keys, values in groups)
+            and _all(_map(_is, _map(_code, functions), codes)))
+
+
+# module name -> (module, [(namespace, its names)], entries, their checks): the modules a warm
+# interpreter's seed noted before any command (`hold_modules`); a run forked from it checks them
+# instead of noting them
 _HELD = {}
 
 
@@ -293,20 +338,21 @@ def hold_modules():
         if _isinstance(module, types.ModuleType):
             entries, spaces = [], []
             _note_module(entries, modname, module, spaces)
-            _HELD[modname] = (module, [(space, frozenset(space)) for space in spaces], entries)
+            _HELD[modname] = (module, [(space, frozenset(space)) for space in spaces], entries, _checks_of(entries))
 
 
-def _noted(entries, modname, module):
+def _noted(entries, checks, modname, module):
     """`_note_module`, or the seed's entries of the module where nothing they cover has changed since:
     the same module object, the same names in it and in its classes, every entry's value and code
-    the same (so the baseline is the one a cold start notes when the judge starts)."""
+    the same (so the baseline is the one a cold start notes when the judge starts). Their checks
+    go to *checks*."""
     held = _HELD.get(modname)
     if (held is not None and held[0] is module and _all(space.keys() == names for space, names in held[1])
-            and _all(space.get(key, _GONE) is value and (function is None or function.__code__ is code)
-                     for _, space, key, value, function, code in held[2])):
+            and _unchanged(held[3])):
         entries.extend(held[2])
+        checks.append(held[3])
     else:
-        _note_module(entries, modname, module)
+        checks.append(_checks_of(_note_module(entries, modname, module)))
 
 
 # what a test may call to decide, beyond the runner: every other builtin (``range``, ``zip``, ``sorted``:
@@ -317,15 +363,16 @@ _HELPER_MODULES = ("math", "cmath", "operator", "unittest.case")
 def _fingerprint_helpers():
     """Checked at the end, once every fixture is torn down (a test, or a module's fixture, may patch
     ``builtins.input`` or ``math.sqrt`` for itself)."""
-    entries, space = [], vars(builtins)
+    entries, checks, space = [], [], vars(builtins)
     for name in _sorted(space):
         if name not in _BUILTINS:
             _note(entries, f"builtins.{name}", space, name)
+    checks.append(_checks_of(entries))
     for modname in _HELPER_MODULES:
         module = _modules.get(modname)
         if _isinstance(module, types.ModuleType):
-            _noted(entries, modname, module)
-    return entries, []
+            _noted(entries, checks, modname, module)
+    return entries, [], checks
 
 
 def _note(entries, label, space, key):
@@ -353,7 +400,9 @@ _GONE = object()
 
 
 def _check_fingerprint(where, baseline=None):
-    entries, modules = baseline or _BASELINE
+    entries, modules, checks = baseline or _BASELINE
+    if _all(_map(_unchanged, checks)) and _all(_modules.get(name, module) is module for name, module in modules):
+        return
     changed = [label for label, space, key, value, function, code in entries
                if space.get(key, _GONE) is not value or function is not None and function.__code__ is not code]
     changed += [f"sys.modules[{name!r}]" for name, module in modules if _modules.get(name, module) is not module]
