@@ -287,6 +287,18 @@ class _Contract:
             assert time.monotonic() - start < 25, "the time limit is enforced"
             assert box.exec("true").ok, "the sandbox still works after a timeout"
 
+    _IGNORED_WORKERS = ("import os, signal, time\n"
+                        "signal.signal(signal.SIGCHLD, signal.SIG_IGN)\n"
+                        "r, w = os.pipe()\n"
+                        "for _ in range(2):\n"
+                        "    if os.fork() == 0:\n"
+                        "        start = time.process_time()\n"
+                        "        while time.process_time() - start < 0.15: pass\n"
+                        "        os.write(w, b\"x\"); os._exit(0)\n"
+                        "os.close(w)\n"
+                        "while os.read(r, 64): pass\n"
+                        "print(\"done\")")
+
     def clause_usage(self) -> None:
         # The same work done by the command itself and by an orphan it leaves it to (a double fork
         # that reports through a FIFO, so the command waits without using the CPU): cpu_ms counts
@@ -301,6 +313,15 @@ class _Contract:
             assert handed.cpu_ms >= direct.cpu_ms / 2, (
                 f"cpu_ms counts the processes a command leaves behind: {handed.cpu_ms:.0f} ms with the work "
                 f"in an orphan, {direct.cpu_ms:.0f} ms done by the command itself")
+            if "CPU cgroup" in str(box.isolation.features.get("cpu_time", "")):
+                # a backend that says cpu_ms counts the sandbox's CPU: two workers whose parent ignores
+                # SIGCHLD are reaped by the kernel, and their CPU reaches no rusage (0.3 s of work)
+                ignored = box.exec(f"command -v python3 >/dev/null || exit 77; python3 -c '{self._IGNORED_WORKERS}'")
+                if ignored.exit_code != 77:
+                    assert ignored.ok and ignored.stdout.strip() == "done", f"{ignored}"
+                    assert ignored.cpu_ms >= 250, (
+                        f"cpu_ms counts children the kernel reaped: {ignored.cpu_ms:.0f} ms for two workers of "
+                        f"0.15 s of CPU each whose parent ignored SIGCHLD")
             if "memory cgroup" in str(box.isolation.features.get("peak_memory", "")):
                 # a backend that says peak_memory_mb counts the sandbox's memory: files kept in its
                 # tmpfs are memory no process's high-water mark shows (dd's own is ~2 MiB)

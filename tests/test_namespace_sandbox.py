@@ -450,6 +450,63 @@ def test_usage_counts_the_work_a_command_leaves_to_an_orphan(box, how):
     assert r.peak_memory_mb >= 160, r.peak_memory_mb  # the orphan touched 160 MiB
 
 
+def test_cpu_time_counts_children_the_kernel_reaps(backend):
+    # A child whose parent ignores SIGCHLD is reaped by the kernel, and its CPU time reaches no
+    # rusage: two such workers did 600 ms of a command's work, and cpu_ms said 54 ms (red team,
+    # stop 31). The sandbox's CPU cgroup counts them.
+    if backend._cgroups.mode == "rlimit":
+        pytest.skip("no writable cgroup hierarchy on this host: cpu_ms is the rusage of the command's processes")
+    with backend.open(request()) as box:
+        r = py(box, textwrap.dedent(_WORK) + textwrap.dedent("""
+        import signal
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+        r, w = os.pipe()
+        for _ in range(2):
+            if os.fork() == 0:
+                work()
+                os._exit(0)
+        os.close(w)
+        os.read(r, 1)  # (end of file: both workers are gone, reaped by the kernel)
+        print("done")
+        """))
+        assert r.ok and r.stdout.strip() == "done", r
+        assert r.cpu_ms >= 500, r.cpu_ms  # each worker's own CPU clock ran 300 ms
+        assert r.peak_memory_mb >= 160, r.peak_memory_mb
+        assert box.isolation.features["cpu_time"].endswith("or the CPU cgroup's use if more")
+
+
+def test_peak_memory_counts_socket_buffers(backend):
+    # On cgroup v1 the kernel charges socket buffers only where the cgroup has a socket-buffer limit:
+    # 300 MB held unread in loopback TCP connections measured 45 MB, and 600 MB went past a 256 MB
+    # memory limit (red team, stop 31). The backend sets that limit to the memory limit.
+    if backend._cgroups.mode == "rlimit":
+        pytest.skip("no writable cgroup hierarchy on this host: no memory cgroup to count what the sandbox holds")
+    with backend.open(request(memory_mb=512)) as box:
+        r = py(box, """
+        import os, socket, time
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen(64)
+        chunk, held, queued = os.urandom(1 << 20), [], 0
+        while queued < (64 << 20):
+            sender = socket.socket()
+            sender.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 24)
+            sender.connect(server.getsockname())
+            receiver, _ = server.accept()
+            sender.setblocking(False)
+            try:
+                while True:
+                    queued += sender.send(chunk)
+            except BlockingIOError:
+                pass
+            held.append((sender, receiver))
+        time.sleep(0.2)
+        print(queued >> 20)
+        """)
+        assert r.ok, r
+        assert int(r.stdout) >= 64 and r.peak_memory_mb >= 56, (r.stdout, r.peak_memory_mb)
+
+
 def test_peak_memory_counts_memory_kept_in_files_and_spread_over_processes(backend):
     # Before, peak_memory_mb was the largest process's high-water mark alone: 80 MiB kept in files of
     # /tmp (tmpfs pages are no process's) measured ~15 MiB, and three children holding 40 MiB each at

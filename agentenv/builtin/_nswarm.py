@@ -139,6 +139,12 @@ class Template:
 
     # ---- the loop: fork B for each request; returns in B only
     def serve(self):
+        import resource  # (B imports it anyway, for the command's limits)
+
+        def cpu():
+            return sum(ru.ru_utime + ru.ru_stime for ru in (resource.getrusage(resource.RUSAGE_SELF),
+                                                             resource.getrusage(resource.RUSAGE_CHILDREN)))
+
         buf = bytearray(1 << 20)
         while True:
             try:
@@ -156,6 +162,7 @@ class Template:
                     os.close(fd)
                 self.channel.send(b'{"error": "refused"}')
                 continue
+            before = cpu()
             r, w = os.pipe()
             try:
                 a = os.fork()
@@ -180,7 +187,9 @@ class Template:
             for fd in fds:
                 os.close(fd)
             buf[:n] = bytes(n)  # keep no command's argv or environment in the template
-            reply = {"pid": int(pid)} if pid else {"error": "fork failed: %s" % (why if a < 0 else "in A")}
+            # (the CPU this template and A spent starting B: in the sandbox's CPU cgroup, not the command's)
+            reply = ({"pid": int(pid), "cpu": cpu() - before} if pid
+                     else {"error": "fork failed: %s" % (why if a < 0 else "in A")})
             self.channel.send(json.dumps(reply).encode())
 
     # ---- in B: become the command

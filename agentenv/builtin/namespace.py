@@ -132,10 +132,18 @@ class _Cgroups:
             if {"memory", "pids"} <= set(controllers):
                 candidates.append(("v2", {"unified": os.path.join(v2, owner)}))
         if os.path.isdir(os.path.join(v2, "memory")) and os.path.isdir(os.path.join(v2, "pids")):
-            candidates.append(("v1", {"memory": os.path.join(v2, "memory", owner),
-                                      "pids": os.path.join(v2, "pids", owner)}))
+            v1 = {"memory": os.path.join(v2, "memory", owner), "pids": os.path.join(v2, "pids", owner)}
+            if os.path.isdir(os.path.join(v2, "cpuacct")):  # (optional: CPU time is then the cgroup's too)
+                v1["cpuacct"] = os.path.join(v2, "cpuacct", owner)
+            candidates.append(("v1", v1))
         for mode, base in candidates:
             try:
+                if "cpuacct" in base:
+                    try:
+                        os.makedirs(base["cpuacct"], exist_ok=True)
+                    except OSError as exc:
+                        log.debug("cgroup v1 cpuacct unusable: %s", exc)
+                        del base["cpuacct"]
                 for path in base.values():
                     os.makedirs(path, exist_ok=True)
                 if mode == "v2":
@@ -170,7 +178,7 @@ _cgroup_ids = itertools.count()
 
 def _remove_stale_cgroups(top: str) -> None:
     """Remove the cgroups left by agentenv processes that died without closing their backend."""
-    for hierarchy in (top, os.path.join(top, "memory"), os.path.join(top, "pids")):
+    for hierarchy in (top, os.path.join(top, "memory"), os.path.join(top, "pids"), os.path.join(top, "cpuacct")):
         try:
             names = os.listdir(hierarchy)
         except OSError:

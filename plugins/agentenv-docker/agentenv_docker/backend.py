@@ -49,7 +49,7 @@ from agentenv import (
     SandboxRequest,
     sandbox_server_source,
 )
-from agentenv._sandbox_server import CONTAINER_UID, MemoryGrowth
+from agentenv._sandbox_server import CONTAINER_UID, CpuUse, MemoryGrowth
 
 from . import images
 
@@ -134,33 +134,49 @@ class _Stream:
 class _Box:
     """A started container with its helper attached, not yet handed out."""
 
-    def __init__(self, cid: str, name: str, stream: _Stream, key: tuple, memory: MemoryGrowth | None = None) -> None:
+    def __init__(self, cid: str, name: str, stream: _Stream, key: tuple,
+                 cgroups: tuple[MemoryGrowth | None, CpuUse | None] = (None, None)) -> None:
         self.cid, self.name, self.stream, self.key = cid, name, stream, key
-        self.memory = memory  # its memory cgroup, as this host sees it (the container's own is read-only)
+        # its memory and CPU cgroups, as this host sees them (the container's own are read-only)
+        self.memory, self.cpu = cgroups
 
     def close(self) -> None:
         self.stream.close()
-        if self.memory is not None:
-            self.memory.close()
+        for counter in (self.memory, self.cpu):
+            if counter is not None:
+                counter.close()
 
 
-def _memory_growth(api: Any, cid: str) -> MemoryGrowth | None:
-    """The container's memory cgroup seen from this host (root, the engine's own host): from its
-    first process's ``/proc/<pid>/cgroup``, and only a folder named for this container (an engine
-    elsewhere gives a pid of its own host)."""
+def _cgroup_folder(paths: dict[str, str], controller: str, cid: str) -> str | None:
+    """The folder of *controller* (v1) or of the unified hierarchy (v2) among *paths* (a process's
+    ``/proc/<pid>/cgroup``), if it is named for the container *cid*."""
+    path = next((p for controllers, p in paths.items() if controller in controllers.split(",")), None)
+    folder = (os.path.join("/sys/fs/cgroup", controller, path.lstrip("/")) if path is not None
+              else os.path.join("/sys/fs/cgroup", paths.get("", "").lstrip("/")) if "" in paths else None)
+    return folder if folder is not None and cid in folder else None
+
+
+def _cgroups(api: Any, cid: str, memory_mb: int) -> tuple[MemoryGrowth | None, CpuUse | None]:
+    """The container's memory and CPU cgroups seen from this host (root, the engine's own host):
+    from its first process's ``/proc/<pid>/cgroup``, and only folders named for this container (an
+    engine elsewhere gives a pid of its own host). On v1 the memory cgroup also gets the socket
+    buffer limit that makes the kernel count them (see MemoryGrowth; Docker does not set it)."""
     try:
         pid = int(api.inspect_container(cid)["State"]["Pid"])
         with open(f"/proc/{pid}/cgroup") as f:
             lines = f.read().splitlines()
     except (docker.errors.DockerException, OSError, KeyError, TypeError, ValueError):
-        return None
+        return None, None
     paths = dict(line.split(":", 2)[1:] for line in lines if line.count(":") >= 2)
-    memory = next((path for controllers, path in paths.items() if "memory" in controllers.split(",")), None)
-    folder = (os.path.join("/sys/fs/cgroup/memory", memory.lstrip("/")) if memory is not None
-              else os.path.join("/sys/fs/cgroup", paths.get("", "").lstrip("/")) if "" in paths else None)
-    if folder is None or cid not in folder:
-        return None
-    return MemoryGrowth.open(folder)
+    memory, cpu = _cgroup_folder(paths, "memory", cid), _cgroup_folder(paths, "cpuacct", cid)
+    if memory is not None and os.path.exists(os.path.join(memory, "memory.kmem.tcp.limit_in_bytes")):
+        try:
+            with open(os.path.join(memory, "memory.kmem.tcp.limit_in_bytes"), "w") as f:
+                f.write(str(memory_mb << 20))
+        except OSError as exc:
+            log.debug("container %s: no socket buffer limit: %s", cid[:12], exc)
+    return (MemoryGrowth.open(memory) if memory else None,
+            CpuUse.open(cpu, server=False) if cpu else None)
 
 
 class DockerBackend(SandboxBackend):
@@ -288,7 +304,7 @@ class DockerBackend(SandboxBackend):
             if isinstance(exc, SandboxError):
                 raise
             raise SandboxError(f"container {name} did not start: {type(exc).__name__}: {exc}") from exc
-        return _Box(cid, name, stream, key, _memory_growth(api, cid))
+        return _Box(cid, name, stream, key, _cgroups(api, cid, request.limits.memory_mb))
 
     def _remove(self, cid: str, wait: bool = True) -> None:
         if not wait:
@@ -409,7 +425,10 @@ class DockerBackend(SandboxBackend):
         tag = next((t for t in image.tags if t.startswith(images.DEPS_REPO)), image.id)
         peak = ("the largest process, or the memory cgroup's rise if larger" if box.memory is not None
                 else "the largest process (the container's memory cgroup cannot be read from this host)")
+        cpu_time = ("the command's processes, or the CPU cgroup's use if more" if box.cpu is not None
+                    else "the command's processes (the container's CPU cgroup cannot be read from this host)")
         features = {"image": tag, "image_id": image.id, "network": "none", "root": "read-only", "peak_memory": peak,
+                    "cpu_time": cpu_time,
                     "workspace": "tmpfs", "memory": "cgroup (docker)", "processes": "cgroup pids (docker)",
                     "cpu": f"{self.cpus:g} CPU (docker)", "user": str(SANDBOX_UID),
                     "capabilities": "none (the helper keeps CAP_SETUID/CAP_SETGID permitted, root as its real uid)",
@@ -534,9 +553,10 @@ class DockerSandbox(AgentSandbox):
         req = {"op": "exec", "argv": argv, "env": self._env(env), "cwd": cwd and self.resolve(cwd),
                "root": self.root, "timeout": timeout, "max_output_bytes": self._request.limits.max_output_bytes,
                "collect": [self.resolve(p) for p in collect]}
-        memory = self._box.memory
-        if memory is not None:
-            memory.mark()
+        memory, cpu = self._box.memory, self._box.cpu
+        for counter in (memory, cpu):
+            if counter is not None:
+                counter.mark()
         try:
             reply, data = self._call(req, stdin or b"", timeout=timeout + _GRACE_S)
         except _Expired:
@@ -545,6 +565,8 @@ class DockerSandbox(AgentSandbox):
         self._ooms = int(reply.get("oom_count") or self._ooms)
         if memory is not None:  # all its processes together and its tmpfs files: see MemoryGrowth
             reply["peak_memory_mb"] = max(reply["peak_memory_mb"], memory.grown_kb(int(reply.get("tmpfs_kb") or 0)) / 1024)
+        if cpu is not None:  # children reaped by the kernel too: see CpuUse (less what the helper used)
+            reply["cpu_ms"] = max(reply["cpu_ms"], cpu.used_s(float(reply.get("server_cpu_ms") or 0) / 1000) * 1000)
         return self._exec_result(shown, reply, data)
 
     def close(self) -> None:
