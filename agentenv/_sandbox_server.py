@@ -207,6 +207,18 @@ class MemoryGrowth:
         self.fds = []
 
 
+OOM_FILES = ("memory.oom_control", "memory.events")  # where a memory cgroup counts its OOM kills (v1, v2)
+
+
+def oom_kills(data):
+    """The ``oom_kill`` count in the text of a memory cgroup's *OOM_FILES* file (None if absent)."""
+    for line in data.splitlines():
+        key, _, value = line.partition(b" ")
+        if key == b"oom_kill":
+            return int(value)
+    return None
+
+
 class CpuUse:
     """CPU time a cgroup's processes used over one command (v1 ``cpuacct.usage``, v2 ``cpu.stat``'s
     ``usage_usec``), less what the server itself and *others* (the warm interpreter's fork) used
@@ -817,14 +829,11 @@ class ContainerServer(Server):
     """The server for a container, whose whole file system is the sandbox's own (Docker)."""
 
     def oom_count(self):
-        for path in ("/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events"):
+        for path in ("/sys/fs/cgroup/memory/" + OOM_FILES[0], "/sys/fs/cgroup/" + OOM_FILES[1]):
             try:
-                with open(path) as f:
-                    for line in f:
-                        key, _, value = line.partition(" ")
-                        if key == "oom_kill":
-                            return int(value)
-            except OSError:
+                with open(path, "rb") as f:
+                    return oom_kills(f.read()) or 0
+            except (OSError, ValueError):
                 continue
         return 0
 

@@ -274,11 +274,11 @@ def enter_user_namespace(uid: int, host_uid: int, gid: int, host_gid: int) -> No
 
 
 try:  # imported by the backend (as agentenv.builtin._nszygote)
-    from agentenv._sandbox_server import (DEFAULT_SIGNALS, HEADER, MAX_READ, CpuUse, MemoryGrowth, Server, handle_no_signals,
-                       recv_msg, send_msg, which)
+    from agentenv._sandbox_server import (DEFAULT_SIGNALS, HEADER, MAX_READ, OOM_FILES, CpuUse, MemoryGrowth, Server,
+                                          handle_no_signals, oom_kills, recv_msg, send_msg, which)
 except ImportError:  # run as the zygote script: the backend loaded the server's source first
-    from agentenv_sandbox_server import (DEFAULT_SIGNALS, HEADER, MAX_READ, CpuUse, MemoryGrowth, Server, handle_no_signals,
-                       recv_msg, send_msg, which)
+    from agentenv_sandbox_server import (DEFAULT_SIGNALS, HEADER, MAX_READ, OOM_FILES, CpuUse, MemoryGrowth, Server,
+                                         handle_no_signals, oom_kills, recv_msg, send_msg, which)
 
 #: real and saved uid of a sandbox's warm interpreter: no command (uid SANDBOX in all three slots)
 #: may signal or trace a process whose real and saved uid are another user's
@@ -771,11 +771,7 @@ class Init(Server):
     def oom_count(self) -> int:
         if self.oom_fd is None:
             return 0
-        for line in os.pread(self.oom_fd, 4096, 0).decode().splitlines():
-            key, _, value = line.partition(" ")
-            if key == "oom_kill":
-                return int(value)
-        return 0
+        return oom_kills(os.pread(self.oom_fd, 4096, 0)) or 0
 
     # ---- the request loop
     def serve(self) -> None:
@@ -834,18 +830,16 @@ def shell_words(command: str) -> list[str] | None:
 # --------------------------------------------------------------------------- zygote
 
 def _oom_kills(cgroups) -> int:
-    """The ``oom_kill`` count of the memory cgroup among *cgroups* (v1 ``memory.oom_control``, v2
-    ``memory.events``; 0 where neither is there or readable)."""
+    """The ``oom_kill`` count of the memory cgroup among *cgroups* (0 where none is there or readable)."""
     for path in cgroups:
-        for name in ("memory.oom_control", "memory.events"):
+        for name in OOM_FILES:
             try:
-                with open(os.path.join(path, name)) as f:
-                    for line in f:
-                        key, _, value = line.partition(" ")
-                        if key == "oom_kill":
-                            return int(value)
+                with open(os.path.join(path, name), "rb") as f:
+                    kills = oom_kills(f.read())
             except (OSError, ValueError):
-                pass
+                continue
+            if kills is not None:
+                return kills
     return 0
 
 

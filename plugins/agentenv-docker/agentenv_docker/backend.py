@@ -49,7 +49,7 @@ from agentenv import (
     SandboxRequest,
     sandbox_server_source,
 )
-from agentenv._sandbox_server import CONTAINER_UID, CpuUse, MemoryGrowth
+from agentenv._sandbox_server import CONTAINER_UID, OOM_FILES, CpuUse, MemoryGrowth, oom_kills
 
 from . import images
 
@@ -134,17 +134,45 @@ class _Stream:
 class _Box:
     """A started container with its helper attached, not yet handed out."""
 
-    def __init__(self, cid: str, name: str, stream: _Stream, key: tuple,
-                 cgroups: tuple[MemoryGrowth | None, CpuUse | None] = (None, None)) -> None:
+    def __init__(self, cid: str, name: str, stream: _Stream, key: tuple, cgroups: _Cgroups | None = None) -> None:
         self.cid, self.name, self.stream, self.key = cid, name, stream, key
         # its memory and CPU cgroups, as this host sees them (the container's own are read-only)
-        self.memory, self.cpu = cgroups
+        self.cgroups = cgroups or _Cgroups()
 
     def close(self) -> None:
         self.stream.close()
+        self.cgroups.close()
+
+
+class _Cgroups:
+    """A container's cgroup files, opened from this host while it runs: its memory's rise
+    (MemoryGrowth), its CPU (CpuUse) and its count of OOM kills (still read as its helper dies)."""
+
+    def __init__(self, memory: str | None = None, cpu: str | None = None) -> None:
+        self.memory = MemoryGrowth.open(memory) if memory else None
+        self.cpu = CpuUse.open(cpu, server=False) if cpu else None
+        self.oom_fd = None
+        for name in OOM_FILES if memory else ():
+            try:
+                self.oom_fd = os.open(os.path.join(memory, name), os.O_RDONLY | os.O_CLOEXEC)
+                break
+            except OSError:
+                continue
+
+    def oom_kills(self) -> int | None:
+        """The OOM kills its memory cgroup has counted; None once the engine has removed it."""
+        try:
+            return oom_kills(os.pread(self.oom_fd, 4096, 0)) if self.oom_fd is not None else None
+        except (OSError, ValueError):
+            return None
+
+    def close(self) -> None:
         for counter in (self.memory, self.cpu):
             if counter is not None:
                 counter.close()
+        if self.oom_fd is not None:
+            os.close(self.oom_fd)
+            self.oom_fd = None
 
 
 def _cgroup_folder(paths: dict[str, str], controller: str, cid: str) -> str | None:
@@ -156,7 +184,7 @@ def _cgroup_folder(paths: dict[str, str], controller: str, cid: str) -> str | No
     return folder if folder is not None and cid in folder else None
 
 
-def _cgroups(api: Any, cid: str, memory_mb: int) -> tuple[MemoryGrowth | None, CpuUse | None]:
+def _cgroups(api: Any, cid: str, memory_mb: int) -> _Cgroups:
     """The container's memory and CPU cgroups seen from this host (root, the engine's own host):
     from its first process's ``/proc/<pid>/cgroup``, and only folders named for this container (an
     engine elsewhere gives a pid of its own host). On v1 the memory cgroup also gets the socket
@@ -166,7 +194,7 @@ def _cgroups(api: Any, cid: str, memory_mb: int) -> tuple[MemoryGrowth | None, C
         with open(f"/proc/{pid}/cgroup") as f:
             lines = f.read().splitlines()
     except (docker.errors.DockerException, OSError, KeyError, TypeError, ValueError):
-        return None, None
+        return _Cgroups()
     paths = dict(line.split(":", 2)[1:] for line in lines if line.count(":") >= 2)
     memory, cpu = _cgroup_folder(paths, "memory", cid), _cgroup_folder(paths, "cpuacct", cid)
     if memory is not None and os.path.exists(os.path.join(memory, "memory.kmem.tcp.limit_in_bytes")):
@@ -175,8 +203,7 @@ def _cgroups(api: Any, cid: str, memory_mb: int) -> tuple[MemoryGrowth | None, C
                 f.write(str(memory_mb << 20))
         except OSError as exc:
             log.debug("container %s: no socket buffer limit: %s", cid[:12], exc)
-    return (MemoryGrowth.open(memory) if memory else None,
-            CpuUse.open(cpu, server=False) if cpu else None)
+    return _Cgroups(memory, cpu)
 
 
 class DockerBackend(SandboxBackend):
@@ -332,6 +359,30 @@ class DockerBackend(SandboxBackend):
                 return bool(state.get("OOMKilled")) and not state.get("Running")
             time.sleep(0.05)
 
+    def oom_since(self, cid: str, since: float, patience_s: float = 3.0) -> bool | None:
+        """Whether the engine reported an OOM kill in container *cid* after *since* (a ``time.time()``
+        of this host), once the container has stopped; None where its events cannot be read. (The
+        OOMKilled flag covers the container's whole life: a command OOM-killed earlier made any
+        later death of its helper look like one.)"""
+        deadline = time.monotonic() + patience_s
+        stopped = None
+        while True:
+            try:
+                running = self.client.api.inspect_container(cid)["State"].get("Running")
+                events = self.client.api.events(since=f"{since:.9f}", until=f"{time.time():.9f}", decode=True,
+                                                filters={"container": cid, "event": "oom"})
+                if any(True for _ in events):
+                    return True
+            except docker.errors.DockerException:
+                return None
+            now = time.monotonic()
+            if not running:
+                stopped = stopped or now
+            # (the engine learns of the OOM and of the exit apart: give the event a moment after the exit)
+            if (stopped is not None and now - stopped > 0.5) or now > deadline:
+                return False
+            time.sleep(0.05)
+
     def kill(self, cid: str) -> None:
         """Kill the whole container now (wall time exceeded, or a stuck helper)."""
         try:
@@ -423,9 +474,9 @@ class DockerBackend(SandboxBackend):
         if box is None:
             box = self._start(key, request, image)
         tag = next((t for t in image.tags if t.startswith(images.DEPS_REPO)), image.id)
-        peak = ("the largest process, or the memory cgroup's rise if larger" if box.memory is not None
+        peak = ("the largest process, or the memory cgroup's rise if larger" if box.cgroups.memory is not None
                 else "the largest process (the container's memory cgroup cannot be read from this host)")
-        cpu_time = ("the command's processes, or the CPU cgroup's use if more" if box.cpu is not None
+        cpu_time = ("the command's processes, or the CPU cgroup's use if more" if box.cgroups.cpu is not None
                     else "the command's processes (the container's CPU cgroup cannot be read from this host)")
         features = {"image": tag, "image_id": image.id, "network": "none", "root": "read-only", "peak_memory": peak,
                     "cpu_time": cpu_time,
@@ -496,6 +547,7 @@ class DockerSandbox(AgentSandbox):
         self._lock = threading.Lock()
         self._dead: str | None = None
         self._ooms = 0  # the OOM kills its memory cgroup had counted when the last command ended
+        self._answered = time.time()  # when its helper last answered (it was alive then)
 
     @property
     def alive(self) -> bool:
@@ -515,14 +567,22 @@ class DockerSandbox(AgentSandbox):
                 stream.sock.settimeout(timeout)
                 stream.send(req, body)
                 reply, data = stream.recv()
+                self._answered = time.time()
             except socket.timeout as exc:
                 self._die("killed (its helper stopped answering)")
                 raise _Expired(f"container {self.container_name}: no answer to {req['op']} in {timeout:.0f} s") from exc
             except (OSError, EOFError, ValueError) as exc:
-                # Docker's OOMKilled says the container's memory cgroup killed something in its life:
-                # the agent's doing only where no command had been killed so before (a later death
-                # from outside is not explained by it)
-                oom = self._ooms == 0 and self._backend.oom_killed(self.container_id)
+                # An OOM kill since the last command ended is the agent's doing (its processes held the
+                # memory): the container's own count, read from this host at once, or where the engine
+                # has removed its cgroup already, an OOM event since the helper last answered; where
+                # neither can be read, Docker's OOMKilled, which covers the container's whole life (a
+                # command OOM-killed before made any later death look like one), only where no command
+                # had been OOM-killed before
+                kills = self._box.cgroups.oom_kills()
+                oom = kills > self._ooms if kills is not None else self._backend.oom_since(self.container_id,
+                                                                                          self._answered)
+                if oom is None:
+                    oom = self._ooms == 0 and self._backend.oom_killed(self.container_id)
                 self._die("dead (killed from outside, or its helper died)")
                 message = f"container {self.container_name} died during {req['op']}: {exc}"
                 if oom:
@@ -553,7 +613,7 @@ class DockerSandbox(AgentSandbox):
         req = {"op": "exec", "argv": argv, "env": self._env(env), "cwd": cwd and self.resolve(cwd),
                "root": self.root, "timeout": timeout, "max_output_bytes": self._request.limits.max_output_bytes,
                "collect": [self.resolve(p) for p in collect]}
-        memory, cpu = self._box.memory, self._box.cpu
+        memory, cpu = self._box.cgroups.memory, self._box.cgroups.cpu
         for counter in (memory, cpu):
             if counter is not None:
                 counter.mark()

@@ -109,16 +109,20 @@ def test_the_helper_is_out_of_the_commands_reach(backend, tmp_path):
 def test_a_container_its_commands_ran_out_of_memory_says_it_was_their_doing(backend, engine, tmp_path):
     """As on the namespace backend: files in the container's tmpfs are memory under its limit, and
     filling them got the helper OOM-killed; the episode was masked (an infrastructure failure) where
-    it is the agent's 0. A container killed from outside is still the machinery's, even after a
-    command of its own was OOM-killed."""
+    it is the agent's 0, after a command of its own was OOM-killed too (Docker's OOMKilled covers the
+    container's whole life: a first command OOM-killed on purpose made the helper's death look like
+    the machinery's, red team, stop 31). A container killed from outside is still the machinery's,
+    even after a command of its own was OOM-killed."""
     fill = "for d in /tmp /app /dev/shm; do dd if=/dev/zero of=$d/fill bs=1M count=200 2>/dev/null; done; echo done"
-    with backend.open(_request(tmp_path, memory_mb=64, max_file_size_mb=1024)) as box:
-        try:
-            result = box.exec(fill)
-        except SandboxError as exc:
-            assert exc.agents_doing and "out of memory" in exc.agents_doing, exc
-        else:  # (where the OOM killer took the command instead, the container lives and the command failed)
-            assert not result.ok and box.alive, result
+    for first in ("true", "python3 -c \"x = bytearray(400 << 20); x[::4096] = b'y' * len(x[::4096])\""):
+        with backend.open(_request(tmp_path, memory_mb=64, max_file_size_mb=1024)) as box:
+            assert box.exec(first).oom_killed == (first != "true")
+            try:
+                result = box.exec(fill)
+            except SandboxError as exc:
+                assert exc.agents_doing and "out of memory" in exc.agents_doing, (first, exc)
+            else:  # (where the OOM killer took the command instead, the container lives and the command failed)
+                assert not result.ok and box.alive, result
     with backend.open(_request(tmp_path, memory_mb=64)) as box:
         assert box.exec("python3 -c \"x = bytearray(400 << 20); x[::4096] = b'y' * len(x[::4096])\"").oom_killed
         threading.Timer(0.5, engine.containers.get(box.container_id).kill).start()
