@@ -232,8 +232,8 @@ class CpuUse:
         self.fd = os.open(os.path.join(folder, "cpu.stat") if self.v2 else v1, os.O_RDONLY | os.O_CLOEXEC)
         self.server = server  # whether the caller is the sandbox's server (its own CPU is in the cgroup)
         try:
-            self.mark()
-        except (OSError, ValueError):
+            self.mark(probe=True)
+        except (OSError, ValueError, IndexError):
             os.close(self.fd)
             raise
 
@@ -260,14 +260,20 @@ class CpuUse:
         ru = resource.getrusage(resource.RUSAGE_SELF)
         return ru.ru_utime + ru.ru_stime
 
-    def mark(self):
+    def mark(self, probe=False):
         """At a command's start."""
-        self.base = self._read()
-        self.own = self._own()
+        self.base = None
+        try:
+            self.base, self.own = self._read(), self._own()
+        except (OSError, ValueError, IndexError):  # (a container's cgroup goes as the container stops)
+            if probe:
+                raise
 
     def used_s(self, others_s=0.0):
         """At its end: seconds of CPU the cgroup used since :meth:`mark`, but the server's and *others_s*."""
         try:
+            if self.base is None:
+                return 0.0
             return max(0.0, self._read() - self.base - (self._own() - self.own) - others_s)
         except (OSError, ValueError, IndexError):
             return 0.0

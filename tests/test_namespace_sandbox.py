@@ -849,7 +849,7 @@ def test_without_root_this_whole_module_passes_in_rootless_mode(user_dir):
     skipped = [line for line in report.splitlines() if line.startswith("SKIPPED")]
     # what needs root on the host: cgroups (the rlimit fallback is tested instead), another uid
     assert all("no writable cgroup hierarchy" in line or "needs root" in line for line in skipped), skipped
-    assert len(skipped) <= 6, skipped
+    assert len(skipped) <= 8, skipped  # (two of them: cpu_ms and peak_memory_mb from the cgroups)
     passed = int(report.rsplit(" passed", 1)[0].split()[-1])
     assert passed >= 20, report[-2000:]
 
