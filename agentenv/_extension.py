@@ -275,6 +275,10 @@ class TestReport:
     #: the tests whose "passed" is an expected failure (xfail); the scorer counts one only where a
     #: trusted collection finds the task's xfail marker on it (``collect_command(..., marker="xfail")``)
     xfailed: frozenset[str] = frozenset()
+    #: the tests the run collected (and did not deselect), as a format that runs inside the test
+    #: process can tell (the pytest judge): where no trusted collection lists the task's tests, the
+    #: report must cover these
+    collected: frozenset[str] = frozenset()
 
     @property
     def trusted(self) -> bool:

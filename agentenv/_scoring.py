@@ -316,8 +316,10 @@ class Evaluation:
         ``test_x``, and a parametrized test keeps all its cases: code under test that rewrote a
         test's ``parametrize`` mark, keeping the cases it passes, scored full marks). A test the
         task's files do not have (a function that code under test added to a test module) does not
-        count: passing ones would raise the pass rate."""
-        expected = self._expected_tests(fmt, command)
+        count: passing ones would raise the pass rate. Where the task's tests do not collect without a
+        solution and it has none of reference, the tests the run itself collected must be covered
+        (code under test that took the tests it fails out of pytest's items scored full marks)."""
+        expected = self._expected_tests(fmt, command) or report.collected
         if not expected:
             return self._check_xfails(fmt, command, report)
         missing = sorted(expected - set(report.outcomes))
@@ -370,15 +372,19 @@ class Evaluation:
         # the pristine workspace, or where its tests do not collect there (they import a module the
         # agent is to write), the task's reference solution in it
         reference = self.task.reference_solution.read() if self.task.reference_solution else {}
+        finished = True
         for solution in ({}, reference) if collect else ():
             with self.open_sandbox() as judge:
                 for rel, data in [*solution.items(), *self.hidden.items()]:
                     judge.write_file(rel, data)
-                ids = fmt.collected_tests(judge.exec(collect, timeout_s=self.task.limits.wall_time_s))
+                listing = judge.exec(collect, timeout_s=self.task.limits.wall_time_s)
+                ids = fmt.collected_tests(listing)
+            finished = not listing.timed_out and listing.exit_code >= 0
             if ids or not reference:
                 break
-        with _COLLECTED_LOCK:
-            _COLLECTED[key] = ids
+        if finished:  # (a listing cut short, by a loaded machine say, is asked for again next time)
+            with _COLLECTED_LOCK:
+                _COLLECTED[key] = ids
         return ids
 
 

@@ -832,6 +832,38 @@ def test_tests_that_collect_only_with_a_solution_are_collected_with_the_referenc
     assert reward == 1.0 and info["metrics"]["tests_total"] == 2, obs["output"][-1500:]
 
 
+def test_tests_the_run_collected_are_covered_where_the_task_lists_none(tmp_path):
+    """Where the task's tests do not collect in its pristine workspace and it has no reference
+    solution, no trusted collection lists them: a solution that took the test it fails out of
+    pytest's items as an earlier test ran scored full marks (red team, stop 31). The report must
+    then cover the tests the run itself collected, but those pytest deselected (``-k``)."""
+    task = _calc_task(tmp_path, execution_steps=[{"action": "run_command", "command": "python -m pytest -q tests"}])
+    (tmp_path / "ws" / "calc.py").unlink()
+    (tmp_path / "ws" / "tests" / "test_calc.py").write_text(
+        "from calc import add, mul\n\ndef test_mul():\n    assert mul(2, 3) == 6\n\n"
+        "def test_add():\n    assert add(2, 2) == 4\n")
+    drop = ("import gc\n\n"
+            "def mul(a, b):\n"
+            "    for obj in gc.get_objects():\n"
+            "        if type(obj).__name__ == 'Session' and isinstance(getattr(obj, 'items', None), list):\n"
+            "            obj.items[:] = [i for i in obj.items if i.name != 'test_add']\n"
+            "    return a * b\n\n"
+            "def add(a, b):\n    return a - b\n")
+    reward, info, obs = _play_calc(task, drop)
+    assert "1 passed" in obs["output"], obs["output"][-1500:]  # (test_add never ran)
+    assert reward == 0.0 and info["metrics"]["error"]["type"] == "IncompleteReport", (info["metrics"], obs["output"][-1500:])
+    solved = "def mul(a, b):\n    return a * b\n\ndef add(a, b):\n    return a + b\n"
+    reward, info, obs = _play_calc(task, solved)
+    assert reward == 1.0 and info["metrics"]["tests_total"] == 2, obs["output"][-1500:]
+    deselecting = _calc_task(tmp_path / "k", execution_steps=[
+        {"action": "run_command", "command": "python -m pytest -q tests -k add"}])
+    (tmp_path / "k" / "ws" / "calc.py").unlink()
+    (tmp_path / "k" / "ws" / "tests" / "test_calc.py").write_text(
+        (tmp_path / "ws" / "tests" / "test_calc.py").read_text())
+    reward, info, obs = _play_calc(deselecting, solved)
+    assert reward == 1.0 and info["metrics"]["tests_total"] == 1, (info["metrics"], obs["output"][-1500:])
+
+
 # Values that pass a comparison without being the answer. Each scored an unsolved task full marks:
 # the always-equal check took only ``True`` from ``__eq__`` (an assert takes any truthy value), and
 # looked at the operands of ``==``, ``!=``, ``in`` alone.

@@ -1204,6 +1204,35 @@ def pytest_itemcollected(item):
         _problem("test-modified", f"{item.nodeid}: not a test of the task's file (made by code under test)")
 
 
+_deselected = set()  # ids of collected tests that pytest (-k, -m, --deselect) or the task's conftest deselected
+_modifying = [False]  # whether pytest is calling the implementations of pytest_collection_modifyitems
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collection_modifyitems(session, config, items):
+    _modifying[0] = True
+    try:
+        yield
+    finally:
+        _modifying[0] = False
+
+
+def pytest_deselected(items):
+    """Deselected tests are left out of the tests the report must cover (see `pytest_sessionfinish`)
+    where pytest deselects them: while it modifies its list of items (where ``-k``, ``-m`` and
+    ``--deselect`` take effect), and from no function of a file out of the judge's trust."""
+    frame = _getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if _isinstance(name, _str) and name.startswith("/") and not _trusted_file(name):
+            break
+        frame = frame.f_back  # (code with no file: frozen modules, ``python -c``, the warm interpreter's)
+    if frame is not None or not _modifying[0]:
+        _problem("test-modified", "code under test deselected tests: it could leave out the ones it fails")
+        return
+    _deselected.update(_str(_getattr(item, "nodeid", "")) for item in items)
+
+
 def _code_of(function):
     return _getattr(_getattr(function, "__func__", function), "__code__", None)
 
@@ -1324,4 +1353,8 @@ def pytest_sessionfinish(session, exitstatus):
     _check_fingerprint("at the end of the session")
     _check_fingerprint("at the end of the session", _HELPERS)
     _check_hooks("at the end of the session")
+    # every test collected and not deselected: a report must cover them where the host has no list
+    # of its own (the task's tests do not collect in its pristine workspace, and it has no reference
+    # solution): code under test that took the tests it fails out of `session.items` scored 1.0
+    _emit({"t": "collected", "ids": _sorted(_set(_item_types) - _deselected)})
     _emit({"t": "end", "exitstatus": int(exitstatus)})

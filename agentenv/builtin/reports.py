@@ -172,7 +172,7 @@ class PytestFormat(ReportFormat):
                     "incomplete")
             return TestReport(self.name, outcomes, parse_error(result.stderr + "\n" + result.stdout) or {
                 "type": "NoReport", "message": "the test run produced no report"}, "missing")
-        return TestReport(self.name, outcomes, error, xfailed=parsed["xfailed"])
+        return TestReport(self.name, outcomes, error, xfailed=parsed["xfailed"], collected=parsed["collected"])
 
     def collect_command(self, command: str, marker: str | None = None) -> str | None:
         """The pytest command that only lists the tests *command* would run (with *marker*: the
@@ -238,12 +238,15 @@ def parse_judge_report(data: bytes | None, key: bytes, exit_code: int) -> dict[s
     integrity = [{"kind": "report-forged", "message": p} for p in channel]
     outcomes: dict[str, str] = {}
     xfailed: set[str] = set()
+    collected: frozenset[str] = frozenset()
     error = None
     end = None
     for rec in records:
         t = rec.get("t")
         if t == "integrity":
             integrity.append({"kind": str(rec.get("kind")), "message": str(rec.get("message"))})
+        elif t == "collected" and isinstance(rec.get("ids"), list):
+            collected = frozenset(str(node) for node in rec["ids"])
         elif t == "end":
             end = rec
         elif t in ("test", "collect"):
@@ -263,7 +266,7 @@ def parse_judge_report(data: bytes | None, key: bytes, exit_code: int) -> dict[s
         integrity.append({"kind": "exit-status", "message": f"the judge saw exit status {end.get('exitstatus')}, "
                                                             f"the process exited {exit_code}"})
     return {"outcomes": outcomes, "error": error, "complete": end is not None and not channel,
-            "integrity": integrity, "started": bool(records), "xfailed": frozenset(xfailed)}
+            "integrity": integrity, "started": bool(records), "xfailed": frozenset(xfailed), "collected": collected}
 
 
 def _phase_outcome(rec: Mapping[str, Any], before: str | None) -> str:
