@@ -404,6 +404,10 @@ def task_warnings(task: TaskSpec, registry: Registry | None = None) -> list[Viol
 
     * an efficiency rule (a noisy lower-is-better metric: ``execution_time_ms``, memory) without a
       gate: a program that does nothing is fast, so it earns the rule; gate it on the tests passing;
+    * an efficiency rule over several scored commands that takes other than the costliest run: a
+      command can read what an earlier one left (a first run that kept its answer in ``/tmp`` made
+      the second's CPU 44 ms of 650, and a ``min`` rule took it); ``"aggregation": "max"`` takes
+      the first, which no scored command prepared;
     * ``success`` that no episode can reach: with ``success_threshold`` 1 every rule must score 1,
       and a linear rule on a timing metric reaches 1 only at 0 ms;
     * a runtime that is not on this host (a run here would fail; the message is the one the run
@@ -411,6 +415,7 @@ def task_warnings(task: TaskSpec, registry: Registry | None = None) -> list[Viol
     """
     reg = registry if registry is not None else current_registry()
     out: list[Violation] = []
+    scored = sum(step.get("action") == "run_command" for step in task.execution_steps)
     for i, rule in enumerate(task.reward.rules):
         info = reg.metrics.get(rule.metric) if rule.metric else None
         if info is not None and info.direction == "lower" and info.noisy and rule.gate is None:
@@ -418,6 +423,12 @@ def task_warnings(task: TaskSpec, registry: Registry | None = None) -> list[Viol
                 f"/reward_logic/rules/{i}", f"efficiency rule on {rule.metric!r} (lower is better) has no gate: a "
                 f"program that does nothing is cheap, so it earns this rule's weight {rule.weight:g}; add "
                 f"\"gate\": {json.dumps(SUGGESTED_GATE)} so that only solutions that pass the tests earn it", "", None))
+        if info is not None and info.direction == "lower" and info.noisy and scored > 1 and rule.aggregation != "max":
+            out.append(Violation(
+                f"/reward_logic/rules/{i}/aggregation", f"{rule.aggregation!r} of {rule.metric!r} over the task's "
+                f"{scored} scored commands: a command can read what an earlier one left (its answer kept in /tmp or "
+                f"the workspace) and so cost less than the solution does; use \"aggregation\": \"max\" (the costliest "
+                f"run: the first, which no scored command prepared)", "", None))
     out += _unreachable_success(task, reg)
     problem = reg.runtime_for(task.environment.runtime).unavailable(task.environment.runtime)
     if problem:

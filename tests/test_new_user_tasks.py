@@ -109,6 +109,21 @@ def test_the_suggested_fix_leaves_no_warning():
     assert agentenv.task_warnings(parse_task(doc, "fixed.json")) == []
 
 
+def test_validate_warns_about_a_cost_rule_that_a_prepared_run_can_decide():
+    """Over several scored commands, a cost rule that takes other than the costliest run can take
+    one an earlier command prepared: a first run that kept its answer in /tmp made the second's
+    CPU 44 ms of 650, and a ``min`` rule took it (red team, stop 31)."""
+    doc = copy.deepcopy(REFERENCE)
+    doc["execution_steps"] += [dict(doc["execution_steps"][-1])]
+    doc["reward_logic"]["rules"][1].update(scoring="step", gate={"metric": "test_pass_rate", "min": 1.0},
+                                            aggregation="min")
+    warned = [(w.pointer, w.message) for w in agentenv.task_warnings(parse_task(doc, "repeated.json"))]
+    assert any(pointer == "/reward_logic/rules/1/aggregation" and "'min' of 'execution_time_ms'" in message
+               and 'use "aggregation": "max"' in message for pointer, message in warned), warned
+    doc["reward_logic"]["rules"][1]["aggregation"] = "max"
+    assert not [w for w in agentenv.task_warnings(parse_task(doc, "repeated.json")) if w.pointer.endswith("/aggregation")]
+
+
 def test_every_bundled_task_but_the_reference_document_validates_without_warnings(repo):
     out = cli("validate", os.path.join(repo, "tasks"))
     assert out.returncode == 0, out.stderr[-2000:]

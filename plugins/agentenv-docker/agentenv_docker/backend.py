@@ -68,20 +68,22 @@ def reap_orphans(client: docker.DockerClient, everything: bool = False) -> list[
     every agentenv container of other owners too. Returns the names removed."""
     host = os.uname().nodename
     removed = []
-    for c in client.containers.list(all=True, filters={"label": f"{images.LABEL}=1"}):
-        labels = c.labels or {}
+    # (the listing's own fields: inspecting each container raised NotFound for one removed meanwhile)
+    for c in client.api.containers(all=True, filters={"label": f"{images.LABEL}=1"}):
+        labels = c.get("Labels") or {}
+        name = ((c.get("Names") or [""])[0] or c["Id"][:12]).lstrip("/")
         owner = labels.get(images.OWNER_LABEL, "")
         if owner == str(os.getpid()):
             continue
         orphan = labels.get(images.HOST_LABEL) == host and owner.isdigit() and not os.path.exists(f"/proc/{owner}")
         if orphan or everything:
             try:
-                c.remove(force=True)
-                removed.append(c.name)
+                client.api.remove_container(c["Id"], force=True)
+                removed.append(name)
             except docker.errors.NotFound:
                 pass
             except docker.errors.APIError as exc:
-                log.warning("could not remove %s: %s", c.name, exc)
+                log.warning("could not remove %s: %s", name, exc)
     return removed
 
 
