@@ -54,6 +54,7 @@ kind of task guarantees.
 
 import ast
 import builtins
+import fnmatch
 import functools
 import hashlib
 import hmac
@@ -75,7 +76,7 @@ _write, _dumps = os.write, json.dumps
 _abspath, _dirname, _access = os.path.abspath, os.path.dirname, os.access
 _vars, _list, _tuple, _zip, _any, _all, _sorted, _modules = vars, list, tuple, zip, any, all, sorted, sys.modules
 _map, _chain, _is, _is_not, _set, _repeat = map, itertools.chain, operator.is_, operator.is_not, set, itertools.repeat
-_code = operator.attrgetter("__code__")
+_code, _defaults, _kwdefaults = (operator.attrgetter(name) for name in ("__code__", "__defaults__", "__kwdefaults__"))
 _isinstance, _type, _len, _id, _getattr, _bool, _abs = isinstance, type, len, id, getattr, bool, abs
 _sha256, _str, _bytes, _open = hashlib.sha256, str, bytes, open
 _find_spec = importlib.machinery.PathFinder.find_spec
@@ -183,6 +184,8 @@ def _trusted_callable(obj):
 
 
 _WORD = re.compile(r"\w+")
+_FROM_NAMES = re.compile(r"^[ \t]*from[ \t]+([A-Za-z_][\w.]*)[ \t]+import[ \t]+\(?([\w \t,]*)", re.M)
+_FROM_NAME = re.compile(r"(?:^|,)[ \t]*([A-Za-z_]\w*)")
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import|import[ \t]+([A-Za-z_][\w.]*))", re.M)
 _NOT_PRELOADED = frozenset({"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo"})
 _AT_START = {}  # module name -> a copy of its namespace, taken before any workspace code ran
@@ -215,7 +218,11 @@ def _snapshot_modules():
             continue
         if words is not None:
             words = words.union(_WORD.findall(source)) if source.isascii() else None
-        for name in {a or b for a, b in _IMPORT_LINE.findall(source)}:
+        found = {a or b for a, b in _IMPORT_LINE.findall(source)}
+        # ``from unittest import mock`` names a submodule: held only if imported now (a stand-in put
+        # into unittest.mock, sys.modules and the test module alike scored full marks, red team, stop 31)
+        found |= {f"{m}.{n}" for m, names in _FROM_NAMES.findall(source) for n in _FROM_NAME.findall(names)}
+        for name in _sorted(found):
             top = name.partition(".")[0]
             if top in names and top not in _NOT_PRELOADED and name not in _modules and not local(top):
                 try:
@@ -302,26 +309,37 @@ def _note_module(entries, modname, module, spaces=None):
 
 
 def _checks_of(entries):
-    """*entries* as checks that run in C (`_unchanged`): for each namespace its keys and the values
-    held, and the functions held with their code objects. A check in Python read every entry's
-    tuple and label too: ~0.6 ms for pytest's ~3,400, after every test."""
-    spaces, functions, codes = {}, [], []
-    for _, space, key, value, function, code in entries:
+    """*entries* as checks that run in C (`_unchanged`): for each namespace (and each function's
+    keyword defaults) its keys and the values held, and the functions held with their code objects
+    and defaults. A check in Python read every entry's tuple and label too: ~0.6 ms for pytest's
+    ~3,400, after every test."""
+    spaces, functions, codes, defaults, kwdefaults = {}, [], [], [], []
+
+    def add(space, key, value):
         group = spaces.get(_id(space))
         if group is None:
             group = spaces[_id(space)] = (space, [], [])
         group[1].append(key)
         group[2].append(value)
+
+    for _, space, key, value, function, code, held in entries:
+        add(space, key, value)
         if function is not None:
             functions.append(function)
             codes.append(code)
-    return [(space, _tuple(keys), _tuple(values)) for space, keys, values in spaces.values()], _tuple(functions), _tuple(codes)
+            defaults.append(held[0])
+            kwdefaults.append(held[1])
+            for name, default in _zip(held[2], held[3]):
+                add(held[1], name, default)
+    return ([(space, _tuple(keys), _tuple(values)) for space, keys, values in spaces.values()], _tuple(functions),
+            _tuple(codes), _tuple(defaults), _tuple(kwdefaults))
 
 
 def _unchanged(checks):
-    groups, functions, codes = checks
+    groups, functions, codes, defaults, kwdefaults = checks
     return (_all(_all(_map(_is, _map(space.get, keys, _repeat(_GONE)), values)) for space, keys, values in groups)
-            and _all(_map(_is, _map(_code, functions), codes)))
+            and _all(_map(_is, _map(_code, functions), codes)) and _all(_map(_is, _map(_defaults, functions), defaults))
+            and _all(_map(_is, _map(_kwdefaults, functions), kwdefaults)))
 
 
 # module name -> (module, [(namespace, its names)], entries, their checks): the modules a warm
@@ -357,7 +375,7 @@ def _noted(entries, checks, modname, module):
 
 # what a test may call to decide, beyond the runner: every other builtin (``range``, ``zip``, ``sorted``:
 # replaced for calls from the tests, a loop of asserts ran zero times) and the modules below
-_HELPER_MODULES = ("math", "cmath", "operator", "unittest.case")
+_HELPER_MODULES = ("math", "cmath", "operator", "unittest.case", "unittest.mock")  # (mock: where a task imports it)
 
 
 def _fingerprint_helpers():
@@ -384,9 +402,12 @@ def _note(entries, label, space, key):
     if _isinstance(function, property):
         function = function.fget
     if _isinstance(function, types.FunctionType):
-        entries.append((label, space, key, value, function, function.__code__))
+        # (its defaults too: ``approx``'s made (0.6, None, False) passed 4.5 for 6.75, red team, stop 31)
+        kw = function.__kwdefaults__
+        entries.append((label, space, key, value, function, function.__code__,
+                        (function.__defaults__, kw, _tuple(kw) if kw else (), _tuple(kw.values()) if kw else ())))
     elif _isinstance(value, (type, types.BuiltinFunctionType)) or value is None and label.startswith("builtins."):
-        entries.append((label, space, key, value, None, None))
+        entries.append((label, space, key, value, None, None, None))
 
 
 _BUILTINS = ("isinstance", "issubclass", "type", "len", "id", "getattr", "setattr", "hasattr", "repr", "str",
@@ -403,8 +424,11 @@ def _check_fingerprint(where, baseline=None):
     entries, modules, checks = baseline or _BASELINE
     if _all(_map(_unchanged, checks)) and _all(_modules.get(name, module) is module for name, module in modules):
         return
-    changed = [label for label, space, key, value, function, code in entries
-               if space.get(key, _GONE) is not value or function is not None and function.__code__ is not code]
+    changed = [label for label, space, key, value, function, code, held in entries
+               if space.get(key, _GONE) is not value or function is not None and (
+                   function.__code__ is not code or function.__defaults__ is not held[0]
+                   or function.__kwdefaults__ is not held[1]
+                   or _any(held[1].get(name, _GONE) is not default for name, default in _zip(held[2], held[3])))]
     changed += [f"sys.modules[{name!r}]" for name, module in modules if _modules.get(name, module) is not module]
     if changed:
         _problem("runner-modified", f"{where}: the test runner was modified by code under test "
@@ -737,6 +761,8 @@ def _install_operand_checks():
                       if _isinstance(_getattr(n, "ctx", None), ast.Store)}  # ``test_x = wrap(test_x)``
             _plain_tests[path] = {name for name in _undecorated(mod.body, "") if name.rsplit(".", 1)[-1] not in stored}
             _imports[path] = _bindings(mod.body)
+            _not_tests[path] = {n.value.id for n in ast.walk(mod) if _isinstance(n, ast.Attribute) and n.attr == "__test__"
+                                and _isinstance(n.ctx, ast.Store) and _isinstance(n.value, ast.Name)}
             _globals[path] = _module_names(mod)
             if sealing and not _globals[path][1]:  # (a star import may bind any name)
                 ast.fix_missing_locations(_SealBuiltins(_globals[path][0]).visit(mod))
@@ -1177,6 +1203,7 @@ def pytest_load_initial_conftests(early_config, parser, args):
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config):
     sys.modules.pop(_NAME, None)  # pytest holds the plugin; code under test need not find it by name
+    _selection_at_start.append(_selection(config))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -1192,6 +1219,7 @@ def pytest_itemcollected(item):
         return
     classes = [n.name for n in item.listchain() if _type(n).__name__ in ("Class", "UnitTestCase")]
     name = ".".join(classes + [_getattr(item, "originalname", None) or item.name])
+    _names_collected.setdefault(path, _set()).add(name)
     if path not in _collected:  # (once a module: what ran while pytest collected it has run)
         _collected.add(path)
         _check_namespace(item)
@@ -1206,15 +1234,73 @@ def pytest_itemcollected(item):
 
 _deselected = set()  # ids of collected tests that pytest (-k, -m, --deselect) or the task's conftest deselected
 _modifying = [False]  # whether pytest is calling the implementations of pytest_collection_modifyitems
+_names_collected = {}  # a task's test module file -> the (qualified) names of the tests pytest collected from it
+_not_tests = {}  # such a file -> the functions its own code marks ``__test__ = False``
+_skipped = {}  # a module pytest skipped as it collected it -> the file the skip came from
+_SELECTION = ["python_files", "python_classes", "python_functions"]  # the ini values that select tests
+_SELECTION_OPTIONS = ["keyword", "markexpr", "deselect", "ignore", "ignore_glob"]  # the options that do
+_selection_at_start = []
+
+
+def _selection(config):
+    """What decides which tests run, as exact strings: the options and ini values above, and the
+    command's arguments (code under test that added ``--deselect`` or ``-k "not test_x"`` to the
+    options had pytest deselect the tests it fails, red team, stop 31)."""
+    def plain(value):
+        values = value if _isinstance(value, (list, tuple)) else [value]
+        return _tuple(_str.__str__(v) if _isinstance(v, _str) else "<%s>" % _type(v).__name__ for v in values)
+
+    option = config.option
+    return ([plain(_getattr(option, name, None)) for name in _SELECTION_OPTIONS]
+            + [plain(config.getini(name)) for name in _SELECTION] + [plain(config.args)])
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_collection_modifyitems(session, config, items):
+    _check_selection(config, "as pytest collected the tests")
     _modifying[0] = True
     try:
         yield
     finally:
         _modifying[0] = False
+    _check_selection(config, "as pytest selected the tests")
+    _check_uncollected(config)
+
+
+def _check_selection(config, when):
+    if _selection(config) != _selection_at_start[0]:
+        _problem("test-modified", f"{when}, code under test changed what selects them (-k, -m, --deselect, "
+                                  "ignore, the ini's python_functions, ...)")
+
+
+def _matches(name, patterns):
+    """pytest's ``python_functions`` / ``python_classes`` test: a prefix, or a glob."""
+    return _any(name.startswith(p) or (_any(c in p for c in "*?[") and fnmatch.fnmatch(name, p)) for p in patterns)
+
+
+def _check_uncollected(config):
+    """Each function a task's test module defines (at its top level, marks its only decorators) that
+    pytest's settings at the start make a test was collected: code under test that took one out of
+    the module's namespace while pytest read it, and put it back after, had it never collected (and
+    so never reported: full marks where no trusted collection lists the tests, red team, stop 31). A
+    module's tests named on the command line, or a module the task's own code skips, are left."""
+    functions = _selection_at_start[0][len(_SELECTION_OPTIONS) + 2]
+    named = {_abspath(os.path.join(_str(config.invocation_params.dir), arg.partition("::")[0]))
+             for arg in _selection_at_start[0][-1] if "::" in arg}
+    for path, (space, spaces, marks) in _list(_bodies.items()):
+        if path not in _DIGESTS or path in named:
+            continue
+        if path in _skipped:
+            if not _trusted_file(_skipped[path]):
+                _problem("test-modified", f"{path[len(_ROOT):]}: skipped by code under test as pytest collected it")
+            continue
+        body = spaces[_id(space)][1]
+        wanted = {name for name in _plain_tests.get(path, ()) if "." not in name and _matches(name, functions)
+                  and _isinstance(body.get(name), types.FunctionType) and name not in _not_tests.get(path, ())}
+        missing = _sorted(wanted - _names_collected.get(path, _set()))
+        if missing:
+            _problem("test-modified", f"{path[len(_ROOT):]}::{missing[0]}: a test of the task's file that pytest never "
+                                      "collected (code under test hid it)")
 
 
 def pytest_deselected(items):
@@ -1337,6 +1423,9 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_collectreport(report):
+    if report.skipped and _isinstance(report.longrepr, tuple) and _type(report).__name__ == "CollectReport":
+        where = _abspath(_str(_getattr(report, "fspath", "") or ""))
+        _skipped[where] = _abspath(_str(report.longrepr[0]))
     if report.failed:
         try:
             text = str(report.longrepr)[-3000:]
