@@ -73,7 +73,7 @@ import pytest
 # References taken now, before any workspace code can replace them (in a warm interpreter: before
 # any command ran).
 _write, _dumps = os.write, json.dumps
-_abspath, _dirname, _access = os.path.abspath, os.path.dirname, os.access
+_abspath, _dirname, _basename, _access = os.path.abspath, os.path.dirname, os.path.basename, os.access
 _vars, _list, _tuple, _zip, _any, _all, _sorted, _modules = vars, list, tuple, zip, any, all, sorted, sys.modules
 _map, _chain, _is, _is_not, _set, _repeat = map, itertools.chain, operator.is_, operator.is_not, set, itertools.repeat
 _code, _defaults, _kwdefaults = (operator.attrgetter(name) for name in ("__code__", "__defaults__", "__kwdefaults__"))
@@ -1284,12 +1284,12 @@ def _check_uncollected(config):
     the module's namespace while pytest read it, and put it back after, had it never collected (and
     so never reported: full marks where no trusted collection lists the tests, red team, stop 31). A
     module's tests named on the command line, or a module the task's own code skips, are left."""
-    functions = _selection_at_start[0][len(_SELECTION_OPTIONS) + 2]
+    files, _, functions = _selection_at_start[0][len(_SELECTION_OPTIONS):len(_SELECTION_OPTIONS) + 3]
     named = {_abspath(os.path.join(_str(config.invocation_params.dir), arg.partition("::")[0]))
              for arg in _selection_at_start[0][-1] if "::" in arg}
     for path, (space, spaces, marks) in _list(_bodies.items()):
-        if path not in _DIGESTS or path in named:
-            continue
+        if path not in _DIGESTS or path in named or not _any(fnmatch.fnmatch(_basename(path), p) for p in files):
+            continue  # (a conftest.py, a module named on the command line)
         if path in _skipped:
             if not _trusted_file(_skipped[path]):
                 _problem("test-modified", f"{path[len(_ROOT):]}: skipped by code under test as pytest collected it")
