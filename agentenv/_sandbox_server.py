@@ -221,16 +221,15 @@ def oom_kills(data):
 
 class CpuUse:
     """CPU time a cgroup's processes used over one command (v1 ``cpuacct.usage``, v2 ``cpu.stat``'s
-    ``usage_usec``), less what the server itself and *others* (the warm interpreter's fork) used
+    ``usage_usec``), less what others (the sandbox's server, the warm interpreter's fork) used
     meanwhile. It counts what no rusage reaches: children the kernel reaped itself because their
     parent ignored ``SIGCHLD`` (two workers that did all of a command's work left it 54 ms of CPU
     of its 600). :meth:`open` gives None where the cgroup has no such file."""
 
-    def __init__(self, folder, server=True):
+    def __init__(self, folder):
         v1 = os.path.join(folder, "cpuacct.usage")
         self.v2 = not os.path.exists(v1)
         self.fd = os.open(os.path.join(folder, "cpu.stat") if self.v2 else v1, os.O_RDONLY | os.O_CLOEXEC)
-        self.server = server  # whether the caller is the sandbox's server (its own CPU is in the cgroup)
         try:
             self.mark(probe=True)
         except (OSError, ValueError, IndexError):
@@ -238,9 +237,9 @@ class CpuUse:
             raise
 
     @classmethod
-    def open(cls, folder, server=True):
+    def open(cls, folder):
         try:
-            return cls(folder, server) if folder else None
+            return cls(folder) if folder else None
         except (OSError, ValueError):
             return None
 
@@ -254,27 +253,19 @@ class CpuUse:
                 return int(line.split()[1]) / 1e6
         raise ValueError("no usage_usec in cpu.stat")
 
-    def _own(self):
-        if not self.server:
-            return 0.0
-        ru = resource.getrusage(resource.RUSAGE_SELF)
-        return ru.ru_utime + ru.ru_stime
-
     def mark(self, probe=False):
         """At a command's start."""
         self.base = None
         try:
-            self.base, self.own = self._read(), self._own()
+            self.base = self._read()
         except (OSError, ValueError, IndexError):  # (a container's cgroup goes as the container stops)
             if probe:
                 raise
 
     def used_s(self, others_s=0.0):
-        """At its end: seconds of CPU the cgroup used since :meth:`mark`, but the server's and *others_s*."""
+        """At its end: seconds of CPU the cgroup used since :meth:`mark`, but *others_s*."""
         try:
-            if self.base is None:
-                return 0.0
-            return max(0.0, self._read() - self.base - (self._own() - self.own) - others_s)
+            return 0.0 if self.base is None else max(0.0, self._read() - self.base - others_s)
         except (OSError, ValueError, IndexError):
             return 0.0
 
@@ -591,8 +582,10 @@ class Server:
             os.close(fd)
         stray_cpu_s, stray_peak_kb = self.stray_usage(present | {pid})
         grown_kb = self.memory.grown_kb(files_kb) if self.memory is not None else 0
-        cgroup_cpu_s = self.cpu.used_s(self.spawn_cost_s) if self.cpu is not None else 0.0
         now = resource.getrusage(resource.RUSAGE_SELF)
+        # (this server's own CPU over the command and the warm interpreter's fork are in the cgroup too)
+        others_s = now.ru_utime + now.ru_stime - own.ru_utime - own.ru_stime + self.spawn_cost_s
+        cgroup_cpu_s = self.cpu.used_s(others_s) if self.cpu is not None else 0.0
         started = self.started_how(status_fd)
         ooms = self.oom_count()
         oom = ooms > oom_before
@@ -614,7 +607,7 @@ class Server:
             "exit_code": code, "wall_ms": wall,
             "cpu_ms": max((rusage.ru_utime + rusage.ru_stime if rusage else 0.0) + stray_cpu_s, cgroup_cpu_s) * 1000,
             # (for a caller that reads the sandbox's CPU cgroup itself: what to leave out of it)
-            "server_cpu_ms": (now.ru_utime + now.ru_stime - own.ru_utime - own.ru_stime + self.spawn_cost_s) * 1000,
+            "server_cpu_ms": others_s * 1000,
             "peak_memory_mb": max(rusage.ru_maxrss if rusage else 0, stray_peak_kb, grown_kb) / 1024,
             "timed_out": timed_out, "oom_killed": oom, "oom_count": ooms, "tmpfs_kb": files_kb,
             "truncated": bufs[out_r].dropped > 0 or bufs[err_r].dropped > 0,

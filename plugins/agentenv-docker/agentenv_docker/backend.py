@@ -152,7 +152,7 @@ class _Cgroups:
 
     def __init__(self, memory: str | None = None, cpu: str | None = None) -> None:
         self.memory = MemoryGrowth.open(memory) if memory else None
-        self.cpu = CpuUse.open(cpu, server=False) if cpu else None
+        self.cpu = CpuUse.open(cpu) if cpu else None
         self.oom_fd = None
         for name in OOM_FILES if memory else ():
             try:
