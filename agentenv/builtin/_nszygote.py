@@ -1093,6 +1093,12 @@ class Zygote:
                 for name, value in spec["settings"].items():
                     with open(os.path.join(spec["dir"], name), "w") as f:
                         f.write(str(value))
+                for name, value in spec.get("optional", {}).items():
+                    try:
+                        with open(os.path.join(spec["dir"], name), "w") as f:
+                            f.write(str(value))
+                    except OSError:
+                        pass  # (a kernel that refuses it: what it would count goes uncounted, as before)
         except OSError:
             self.doomed_cgroups += made
             raise
@@ -1456,13 +1462,12 @@ def cgroup_specs(mode: str | None, base: dict, sid: str, limits: dict,
     if mode == "v1":
         mdir = os.path.join(base["memory"], sid)
         settings = {"memory.limit_in_bytes": mem}
-        for name in ("memory.memsw.limit_in_bytes",
-                     # socket buffers are charged (to a counter of their own) only once this is set:
-                     # 600 MB held in loopback TCP connections passed a 256 MB limit unseen
-                     "memory.kmem.tcp.limit_in_bytes"):
-            if os.path.exists(os.path.join(base["memory"], name)):
-                settings[name] = mem
-        specs = [{"dir": mdir, "settings": settings},
+        if os.path.exists(os.path.join(base["memory"], "memory.memsw.limit_in_bytes")):
+            settings["memory.memsw.limit_in_bytes"] = mem
+        # socket buffers are charged (to a counter of their own) only once this is set: 600 MB held
+        # in loopback TCP connections passed a 256 MB limit unseen
+        optional = {"memory.kmem.tcp.limit_in_bytes": mem}
+        specs = [{"dir": mdir, "settings": settings, "optional": optional},
                  {"dir": os.path.join(base["pids"], sid), "settings": {"pids.max": pids}}]
         if "cpuacct" in base:
             specs.append({"dir": os.path.join(base["cpuacct"], sid), "settings": {}, "cpu": True})
