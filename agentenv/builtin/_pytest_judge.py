@@ -76,6 +76,7 @@ _write, _dumps = os.write, json.dumps
 _abspath, _dirname, _basename, _access = os.path.abspath, os.path.dirname, os.path.basename, os.access
 _vars, _list, _tuple, _zip, _any, _all, _sorted, _modules = vars, list, tuple, zip, any, all, sorted, sys.modules
 _map, _chain, _is, _is_not, _set, _repeat = map, itertools.chain, operator.is_, operator.is_not, set, itertools.repeat
+_dict_get = dict.get
 _code, _defaults, _kwdefaults = (operator.attrgetter(name) for name in ("__code__", "__defaults__", "__kwdefaults__"))
 _isinstance, _type, _len, _id, _getattr, _bool, _abs = isinstance, type, len, id, getattr, bool, abs
 _sha256, _str, _bytes, _open = hashlib.sha256, str, bytes, open
@@ -313,33 +314,32 @@ def _checks_of(entries):
     keyword defaults) its keys and the values held, and the functions held with their code objects
     and defaults. A check in Python read every entry's tuple and label too: ~0.6 ms for pytest's
     ~3,400, after every test."""
-    spaces, functions, codes, defaults, kwdefaults = {}, [], [], [], []
-
-    def add(space, key, value):
+    spaces, functions, codes, defaults, kwdefaults, keyword = {}, [], [], [], [], ([], [], [])
+    for _, space, key, value, function, code, held in entries:
         group = spaces.get(_id(space))
         if group is None:
             group = spaces[_id(space)] = (space, [], [])
         group[1].append(key)
         group[2].append(value)
-
-    for _, space, key, value, function, code, held in entries:
-        add(space, key, value)
         if function is not None:
             functions.append(function)
             codes.append(code)
             defaults.append(held[0])
             kwdefaults.append(held[1])
-            for name, default in _zip(held[2], held[3]):
-                add(held[1], name, default)
+            for name, default in _zip(held[2], held[3]):  # (one flat check for every function's)
+                keyword[0].append(held[1])
+                keyword[1].append(name)
+                keyword[2].append(default)
     return ([(space, _tuple(keys), _tuple(values)) for space, keys, values in spaces.values()], _tuple(functions),
-            _tuple(codes), _tuple(defaults), _tuple(kwdefaults))
+            _tuple(codes), _tuple(defaults), _tuple(kwdefaults), _tuple(_map(_tuple, keyword)))
 
 
 def _unchanged(checks):
-    groups, functions, codes, defaults, kwdefaults = checks
+    groups, functions, codes, defaults, kwdefaults, (dicts, names, values) = checks
     return (_all(_all(_map(_is, _map(space.get, keys, _repeat(_GONE)), values)) for space, keys, values in groups)
             and _all(_map(_is, _map(_code, functions), codes)) and _all(_map(_is, _map(_defaults, functions), defaults))
-            and _all(_map(_is, _map(_kwdefaults, functions), kwdefaults)))
+            and _all(_map(_is, _map(_kwdefaults, functions), kwdefaults))
+            and _all(_map(_is, _map(_dict_get, dicts, names, _repeat(_GONE)), values)))
 
 
 # module name -> (module, [(namespace, its names)], entries, their checks): the modules a warm
