@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
 import gzip
 import json
 import os
@@ -86,16 +87,23 @@ def namespace(**kw):
 
 # --------------------------------------------------------------------------- warm interpreters
 
-def unconfined(runtime: RuntimeEnv, command: str, n: int) -> tuple[list[float], list[float]]:
-    """*command* run *n* times on the host, each a fresh process, with the runtime's environment (its
-    interpreter first on PATH, its bytecode cache) in a folder holding ONE_TEST's files, solved: wall
-    and CPU in ms. Nothing is written to the runtime's cache (PYTHONDONTWRITEBYTECODE)."""
+@contextlib.contextmanager
+def solved_workspace(runtime: RuntimeEnv):
+    """A folder on the host holding ONE_TEST's files, solved, and the runtime's environment to run in
+    it (its interpreter first on PATH, its bytecode cache, which nothing writes to)."""
     with tempfile.TemporaryDirectory(prefix="agentenv-bench-") as work:
         for rel, text in {**ONE_TEST["workspace"]["files"], "calc.py": SOLUTION}.items():
             os.makedirs(os.path.dirname(os.path.join(work, rel)), exist_ok=True)
             with open(os.path.join(work, rel), "w") as f:
                 f.write(text)
-        env = {**runtime.env, "HOME": work, "PYTHONDONTWRITEBYTECODE": "1"}
+        yield work, {**runtime.env, "HOME": work, "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def unconfined(runtime: RuntimeEnv, command: str, n: int) -> tuple[list[float], list[float]]:
+    """*command* run *n* times on the host, each a fresh process, with the runtime's environment (its
+    interpreter first on PATH, its bytecode cache) in a folder holding ONE_TEST's files, solved: wall
+    and CPU in ms. Nothing is written to the runtime's cache (PYTHONDONTWRITEBYTECODE)."""
+    with solved_workspace(runtime) as (work, env):
         walls, cpus = [], []
         for _ in range(n):
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -138,12 +146,7 @@ def forked_pytest(runtime: RuntimeEnv, n: int) -> tuple[list[float], list[float]
     from an interpreter of the runtime that imported what a template imports
     (``_nswarm.preload_pytest``), on the host (no sandbox, no judge, no teardown: the child
     ``_exit``s), in a folder holding ONE_TEST's files, solved."""
-    with tempfile.TemporaryDirectory(prefix="agentenv-bench-") as work:
-        for rel, text in {**ONE_TEST["workspace"]["files"], "calc.py": SOLUTION}.items():
-            os.makedirs(os.path.dirname(os.path.join(work, rel)), exist_ok=True)
-            with open(os.path.join(work, rel), "w") as f:
-                f.write(text)
-        env = {**runtime.env, "HOME": work, "PYTHONDONTWRITEBYTECODE": "1"}
+    with solved_workspace(runtime) as (work, env):
         builtin = os.path.dirname(os.path.abspath(agentenv.builtin.__file__))
         done = subprocess.run(["python", "-c", FORKED_PYTEST, str(n), builtin], cwd=work, env=env, capture_output=True,
                               text=True, timeout=600)
