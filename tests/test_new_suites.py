@@ -9,6 +9,7 @@ import hashlib
 import inspect
 import json
 import os
+import shutil
 import subprocess
 import sys
 import types
@@ -158,6 +159,73 @@ def test_idempotence_cannot_be_faked_with_a_note_outside_the_root():
     noted = "#!/bin/bash\n[ -e /tmp/.rotated ] && exit 0\ntouch /tmp/.rotated\n" + eager.split("\n", 1)[1]
     reward, info, output = score(ROTATE, noted)
     assert reward == 0.0 and "not idempotent: the second run changed the state again" in output, output
+
+
+PROVISION = os.path.join(TASKS, "ops", "provision_users", "task.json")
+
+
+def _provision(tmp_path, head: str, tail: str = "", fixtures: int | None = None) -> tuple[float, str]:
+    """The reward of provision_users' reference made not idempotent (a user is added to a group it is
+    in already), with *head* and *tail* around it; on the task's first *fixtures* hidden roots."""
+    path = PROVISION
+    if fixtures is not None:
+        copy = tmp_path / "provision_users"
+        shutil.copytree(os.path.dirname(PROVISION), copy)
+        with open(copy / "hidden" / ".check" / "ops.json") as f:
+            cfg = json.load(f)
+        cfg["fixtures"] = cfg["fixtures"][:fixtures]
+        (copy / "hidden" / ".check" / "ops.json").write_text(json.dumps(cfg))
+        path = str(copy / "task.json")
+    reference = load_task(PROVISION).reference_solution.read()["bin/provision_users.py"].decode()
+    assert "        if name not in members:\n" in reference
+    naive = reference.replace("        if name not in members:\n", "        if True:\n")
+    reward, _, output = score(path, head + naive + tail)
+    return reward, output
+
+
+def test_idempotence_cannot_be_faked_with_a_note_in_what_is_not_state(tmp_path):
+    # the first run's note is ROOT's own time, which the judged state leaves out (red team, stop 32: 1.0)
+    mark = "1_000_000_007_000_000_000"
+    head = f"import os, sys\nif os.stat(sys.argv[1]).st_mtime_ns == {mark}:\n    sys.exit(0)\n"
+    tail = f"\nos.utime(sys.argv[1], ns=({mark}, {mark}))\n"
+    honest = _provision(tmp_path, "")
+    assert honest[0] == 0.5 and "not idempotent: the second run changed the state again" in honest[1], honest
+    reward, output = _provision(tmp_path, head, tail)
+    assert reward == 0.5 and "not idempotent: the second run changed the state again" in output, output
+
+
+# Where the sandbox's process counter stands is a note no reset removes: a run leaves it at a mark
+# (pid % 256 in 200..207, by forking), and every later run that finds it does nothing and leaves it there.
+PID_MARK = """import os, sys
+def _mark():
+    while True:
+        child = os.fork()
+        if child == 0:
+            os._exit(0)
+        os.waitpid(child, 0)
+        if 200 <= child % 256 < 208:
+            return
+if 200 <= os.getpid() % 256 < 232:
+    _mark()
+    sys.exit(0)
+"""
+
+
+def test_idempotence_cannot_be_faked_by_telling_a_later_run_from_the_counters(tmp_path):
+    # One root, so the mark is never in the way of a first run: the second run did nothing and the
+    # root scored 1.0 (red team, stop 32). Now the root is also laid out afresh and run again, and the
+    # script, which cannot tell that run from the idempotence run but by the tree, loses it.
+    reward, output = _provision(tmp_path, PID_MARK, "\n_mark()\n", fixtures=1)
+    assert reward == 0.0 and "run again on the same root it scored 0.00" in output, output
+
+
+def test_code_under_test_cannot_write_into_the_checks_transcript():
+    # every descriptor 1 the script can open: the check's parent shell's was the step's output
+    forge = ("import os\nfor pid in filter(str.isdigit, os.listdir('/proc')):\n    try:\n"
+             "        with open(f'/proc/{pid}/fd/1', 'w') as f:\n            f.write('FORGED: score 1.0000\\n')\n"
+             "    except OSError:\n        pass\n")
+    reward, info, output = score(PROVISION, forge)
+    assert reward == 0.0 and "score 0.0000" in output and "FORGED" not in output, output
 
 
 # --------------------------------------------------------------------------- testwriting

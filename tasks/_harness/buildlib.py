@@ -33,7 +33,17 @@ def check_files(suite_dir: str, programs: Iterable[str]) -> dict[str, str]:
 
 
 def reward_step(program: str) -> dict[str, Any]:
-    return {"action": "run_command", "command": f"python -I /app/.check/{program}", "report": {"format": "reward_file"}}
+    # exec: no shell stays behind as the check's parent. A shell is dumpable and holds the step's
+    # output, so code under test could write lines of its own into the check's transcript
+    # through /proc/<shell>/fd/1; the guard (non-dumpable) is then the only holder.
+    return {"action": "run_command", "command": f"exec python -I /app/.check/{program}",
+            "report": {"format": "reward_file"}}
+
+
+def _check_steps(doc: dict) -> list[tuple[dict, str]]:
+    """(step, program) of every step of *doc* that runs a check program of ``.check/``."""
+    return [(step, step["command"].rsplit("/app/.check/", 1)[1]) for step in doc.get("execution_steps", [])
+            if step.get("action") == "run_command" and "/app/.check/" in step.get("command", "")]
 
 
 def dump(doc: Any) -> str:
@@ -66,16 +76,22 @@ def stale_inline_files(suite_dir: str) -> list[str]:
             source = GUARD if rel == ".check/guard.py" else os.path.join(suite_dir, "_check", rel.split("/", 1)[1])
             if not os.path.exists(source) or read(source) != text:
                 stale.append(f"{os.path.relpath(path, suite_dir)}: {rel}")
+        for step, program in _check_steps(doc):
+            if step["command"] != reward_step(program)["command"]:
+                stale.append(f"{os.path.relpath(path, suite_dir)}: the command {step['command']!r}")
     return stale
 
 
 def refresh_inline(suite_dir: str) -> list[str]:
-    """Rewrite only the inlined check programs of every task (no other rebuilding)."""
+    """Rewrite only the inlined check programs of every task and the commands that run them (no other
+    rebuilding)."""
     written = []
     for path, doc in _task_docs(suite_dir):
         files = (doc.get("hidden_files") or {}).get("files", {})
         programs = [rel.split("/", 1)[1] for rel in files if rel != ".check/guard.py"]
         doc["hidden_files"]["files"] = check_files(suite_dir, programs)
+        for step, program in _check_steps(doc):
+            step["command"] = reward_step(program)["command"]
         write(path, dump(doc))
         written.append(path)
     return written

@@ -22,8 +22,8 @@ def judge(g: guard.Guard) -> None:
         return
     try:
         answers = json.loads(entry[2].decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        g.finish(0.0, [f"answers.json is not JSON: {exc}"])
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # (nested past the parser's depth)
+        g.finish(0.0, [f"answers.json is not JSON: {type(exc).__name__}: {exc}"])
         return
     right, wrong = compare.grade(answers, expected)
     lines = [f"{right} of {len(expected)} answers right"] + [f"  wrong or missing: {k}" for k in wrong]

@@ -35,7 +35,7 @@ def judge(g: guard.Guard) -> None:
         total += len(expected)
         try:
             answers = json.loads(result.stdout.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):  # (nested past the parser's depth)
             why = "timed out" if result.timed_out else f"exit status {result.exit_code}"
             lines.append(f"hidden log set {n}: the output is not one JSON object ({why})")
             continue

@@ -1,16 +1,27 @@
-"""An ops script judged by the state it leaves in a fake root, and by running it twice.
+"""An ops script judged by the state it leaves in a fake root, and by running it again.
 
 For each hidden fixture (a fake root of the same shape as the workspace's ``fixture.tar``, with other
 names, numbers and dates) the check lays the tree out at the same path, runs the agent's script on
 a clean slate (guard.py), and compares the tree with the expected state (fstate.py): the share of
-the required changes made, or 0 when anything else was changed or the script failed. Then the
-workspace and scratch folders are reset again (a script cannot leave itself a note elsewhere) and
-the script runs a second time: it must succeed and change nothing, or the fixture's score is halved.
+the required changes made, or 0 when anything else was changed or the script failed. Then, in a
+random order and each on a clean slate with the tree laid out afresh from data:
+
+* **again**: the state the first run left (modes, contents, links; files it did not touch keep the
+  fixture's times, those it made or changed get the time of the lay-out). The script must succeed
+  and change nothing, or the fixture's score is halved. Nothing of the first run's tree survives
+  but its state, so a note kept in what is not state (a time, an inode, an extended attribute) is
+  gone.
+* **replay**: the fixture itself once more, graded as the first run was; the fixture scores the
+  lower of the two. A script that tells a later run from the first by what a run cannot reset (the
+  sandbox's process and inode counters, say) and does nothing the second time loses the replay; it
+  can tell "again" from "replay" only by the tree it is given, which is what idempotence means.
+
 The task's score is the mean over the fixtures; the visible fixture is not scored.
 """
 
 import json
 import os
+import random
 import sys
 
 sys.path.append(os.path.dirname(os.path.abspath(__file__)))
@@ -23,28 +34,49 @@ ROOT = "/tmp/ops/root"
 def judge(g: guard.Guard) -> None:
     cfg = json.loads(g.files["ops.json"])
     command = [a.replace("{root}", ROOT) for a in cfg["command"]]
+    timeout = float(cfg["timeout_s"])
     scores, lines = [], []
-    for n, fixture in enumerate(cfg["fixtures"], start=1):
+
+    def run(tree: dict, env: dict) -> tuple[guard.Result, dict | None]:
         g.reset()
-        fstate.write_tree(ROOT, fixture["tree"])
+        fstate.write_tree(ROOT, tree)
+        result = g.run(command, cwd=g.workspace, timeout=timeout, env=env)
+        return result, (fstate.read_tree(ROOT) if result.ok else None)
+
+    for n, fixture in enumerate(cfg["fixtures"], start=1):
         env = {"ROOT": ROOT, **fixture.get("env", {})}
-        first = g.run(command, cwd=g.workspace, timeout=float(cfg["timeout_s"]), env=env)
-        if not first.ok:
+        first, state = run(fixture["tree"], env)
+        if state is None:
             why = "timed out" if first.timed_out else f"exited {first.exit_code}"
             scores.append(0.0)
             lines.append(f"fixture {n}: the script {why}: {first.stderr.decode('utf-8', 'replace')[-300:]}")
             continue
-        state = fstate.read_tree(ROOT)
         score, problems = fstate.grade(fixture["tree"], fixture["expected"], state)
-        g.reset(keep=(ROOT,))
-        second = g.run(command, cwd=g.workspace, timeout=float(cfg["timeout_s"]), env=env)
-        again = fstate.read_tree(ROOT)
-        if not second.ok or again != state:
+        later = {}
+        for kind in random.SystemRandom().sample(["again", "replay"], 2):
+            later[kind] = run(relaid(fixture["tree"], state) if kind == "again" else fixture["tree"], env)[1]
+        replay = fstate.grade(fixture["tree"], fixture["expected"], later["replay"])[0] \
+            if later["replay"] is not None else 0.0
+        if replay < score:
+            score = replay
+            problems.append(f"run again on the same root it scored {replay:.2f}")
+        if later["again"] != state:
             score /= 2
-            problems.append("not idempotent: the second run " + ("failed" if not second.ok else "changed the state again"))
+            problems.append("not idempotent: the second run " + ("failed" if later["again"] is None
+                                                                 else "changed the state again"))
         scores.append(score)
         lines.append(f"fixture {n}: {score:.2f}" + (f" ({'; '.join(problems)})" if problems else ""))
     g.finish(sum(scores) / len(scores), lines)
+
+
+def relaid(initial: dict, state: dict) -> dict:
+    """*state* to lay out afresh: an entry the run left as it was keeps the fixture's time."""
+    out = {}
+    for rel, entry in state.items():
+        before = initial.get(rel)
+        same = before is not None and {k: v for k, v in before.items() if k != "mtime"} == entry
+        out[rel] = {**entry, "mtime": before["mtime"]} if same and "mtime" in before else entry
+    return out
 
 
 if __name__ == "__main__":
