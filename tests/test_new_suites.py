@@ -139,6 +139,18 @@ def test_answers_hard_coded_for_the_visible_log_earn_nothing():
     assert score(LOGS_STATUS, reference.decode())[0] == 1.0
 
 
+def test_answers_nested_past_the_parsers_depth_are_not_json():
+    # the check crashed with RecursionError (an incomplete report, 0): now it says what is wrong
+    env = CodingEnv(load_task(os.path.join(TASKS, "logs", "slow_endpoint", "task.json")), mode=agentenv.AGENTIC)
+    try:
+        env.reset()
+        env.step({"action": "overwrite_file", "path": "answers.json", "content": "[" * 100_000 + "]" * 100_000})
+        obs, reward, *_, info = env.step({"action": "submit"})
+    finally:
+        env.close()
+    assert reward == 0.0 and "answers.json is not JSON: RecursionError" in obs["output"], obs["output"]
+
+
 # --------------------------------------------------------------------------- ops
 
 ROTATE = os.path.join(TASKS, "ops", "rotate_logs", "task.json")
