@@ -15,6 +15,7 @@ down for the visible log earns nothing).
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import shutil
 import subprocess
@@ -123,7 +124,7 @@ SCRIPT_TASKS = {
     "script_status_report": (web_set(incident="payment-gw"), ["access.log"],
                              ["total_requests", "status_classes", "server_errors", "error_rate"], "status_report.py",
                              [201, 202, 203], "easy", "a status-class report our on-call bot posts every hour"),
-    "script_error_endpoints": (web_set(incident="db-pool"), ["access.log"],
+    "script_error_endpoints": (None, ["access.log"],
                                ["errors_by_endpoint", "top_error_endpoint", "top_error_clients"], "error_endpoints.py",
                                [211, 212, 213], "medium", "the 'which endpoints and clients get 5xx' report"),
     "script_root_cause": (None, ["access.log", "app.log"], ["root_cause", "incident_start", "affected_services"],
@@ -137,11 +138,13 @@ SCRIPT_TASKS = {
     "script_oom_report": (sys_set(), ["syslog"], ["oom_process", "oom_pid", "oom_service"], "oom_report.sh",
                           [251, 252, 253], "easy", "a shell helper for the OOM-kill runbook"),
 }
-ROOT_CAUSE_INCIDENTS = ["db-pool", "redis-cache", "search-index"]  # a different cause in each log set
+# a different cause in each log set (for the error report too: under one cause the endpoint that fails
+# most had two possible values, so the hidden sets' answer was the one the sample did not give)
+ROOT_CAUSE_INCIDENTS = ["db-pool", "redis-cache", "search-index"]
 
 
 def _logset(name, generator, seed, index):
-    if name == "script_root_cause":
+    if name in ("script_root_cause", "script_error_endpoints"):
         return logsim.web(seed, incident=ROOT_CAUSE_INCIDENTS[index])
     return generator(seed)
 
@@ -206,6 +209,9 @@ def build_script(name):
     for f in fields:
         if not any(f in g for g in graded):
             raise SystemExit(f"{name}: field {f} is the same in every log set; pick other seeds")
+        answers = [json.dumps(g[f], sort_keys=True) for g in graded if f in g]
+        if len(set(answers)) < len(answers):  # a constant would earn it on more than one set
+            raise SystemExit(f"{name}: field {f} has the same answer on two hidden sets; pick other seeds")
     for i, s in enumerate(sets):  # the reference must compute every answer from the log alone
         got = _run_reference(source, shell, files, s.files)
         if got != expected[i]:
@@ -227,7 +233,7 @@ def build_script(name):
     description = (f"Write {situation}: `{script}` in the workspace root, called as {call}, must print one JSON "
                    f"object with these keys:{_field_list(fields)}\n\n{CONVENTIONS}`logs/` holds a sample; the script "
                    f"is scored only on other logs of the same format and shape that you do not see (a different day, "
-                   f"other numbers{', a different incident' if name == 'script_root_cause' else ''}), each field "
+                   f"other numbers{', a different incident' if name in ('script_root_cause', 'script_error_endpoints') else ''}), each field "
                    "checked exactly (a field counts on a log where its answer differs from the sample's). Standard library only" + (" (bash, coreutils, grep, sed, awk)." if shell else "."))
     doc = _base_doc(name, description, difficulty, ["logs", "log-analysis", "script", "hidden-inputs"],
                     "check_script.py", "shell" if shell else "python3.11")
