@@ -269,15 +269,80 @@ def roman_env():
     env.close()
 
 
+# A test that tells the module from a mutant by its text, not by what it does (red team, stop 32: each
+# scored 1.0 on all 15 tasks). Rewrites are ast.unparse'd and mutants keep the original's layout; and
+# the module ran first, which the run's pid says (pid == ppid + 1).
+AS_GIVEN_OR_UNPARSED = """import ast, pathlib
+import roman
+
+ORIGINAL = %r
+
+def test_the_module():
+    text = pathlib.Path(roman.__file__).read_text()
+    assert text == ORIGINAL or text == ast.unparse(ast.parse(text)) + "\\n"
+"""
+FIRST_OR_UNPARSED = """import ast, glob, os
+
+def test_the_module():
+    (path,) = glob.glob(os.path.join(os.getcwd(), "*.py"))
+    text = open(path).read()
+    assert os.getpid() == os.getppid() + 1 or text == ast.unparse(ast.parse(text)) + "\\n"
+"""
+
+
 def test_tests_that_fingerprint_the_source_earn_nothing(roman_env):
-    source = open(os.path.join(os.path.dirname(ROMAN), "workspace", "roman.py"), "rb").read()
-    reward, info, output = _play(roman_env, HASH_THE_SOURCE % hashlib.sha256(source).hexdigest())
-    assert reward == 0.0 and "gate failed: the tests fail on variant" in output, output
+    # The subject a run judges is not on disk: the module's file is the module as given in every run.
+    path = os.path.join(os.path.dirname(ROMAN), "workspace", "roman.py")
+    source = open(path, "rb").read()
+    for fingerprint in (HASH_THE_SOURCE % hashlib.sha256(source).hexdigest(), AS_GIVEN_OR_UNPARSED % source.decode()):
+        reward, info, output = _play(roman_env, fingerprint)
+        assert reward == 0.0 and "gate passed" in output and "mutants killed: 0 of 12" in output, output
+    assert _play(roman_env, FIRST_OR_UNPARSED)[0] == 0.0
     module = types.ModuleType("roman")
-    exec(compile(source, os.path.join(os.path.dirname(ROMAN), "workspace", "roman.py"), "exec"), module.__dict__)
+    exec(compile(source, path, "exec"), module.__dict__)
     snapshot = {n: inspect.getsource(f) for n, f in vars(module).items() if inspect.isfunction(f)}
     reward, info, output = _play(roman_env, SNAPSHOT_THE_FUNCTIONS % snapshot)
-    assert reward == 0.0 and "gate failed: the tests fail on variant" in output, output
+    assert reward == 0.0, output
+
+
+REAL = "roman.to_roman.__closure__[0].cell_contents"  # the subject's function behind the run's wrapper
+REACHING_THE_CODE = {
+    "a code object's constants": f"import roman\n\ndef test_it():\n    assert 1000 in {REAL}.__code__.co_consts\n",
+    "a frame of the module in a traceback": (
+        "import pytest, roman\n\ndef test_it():\n    with pytest.raises(ValueError) as info:\n"
+        "        roman.from_roman.__closure__[0].cell_contents('bad!')\n    tb = info.value.__traceback__\n"
+        "    while tb.tb_next:\n        tb = tb.tb_next\n    assert tb.tb_frame.f_lasti >= 0\n"),
+    "gc": "import gc, roman\n\ndef test_it():\n    assert gc.get_referents(roman.to_roman)\n",
+    "ctypes": "import ctypes, roman\n\ndef test_it():\n    assert ctypes.string_at(id(roman.to_roman), 16)\n",
+    "a trace function": "import sys, roman\n\ndef test_it():\n    sys.settrace(lambda *a: None)\n    roman.to_roman(4)\n",
+}
+CALLED_BACK = {  # frames of the module reached from a callback it calls (token_bucket's clock)
+    "sys._getframe": "def clock():\n    import sys\n    seen.append(sys._getframe(1).f_lasti)\n    return 0.0\n",
+    "a traceback's frame": ("def clock():\n    try:\n        raise KeyError\n    except KeyError as e:\n"
+                            "        seen.append(e.__traceback__.tb_frame.f_back.f_lasti)\n    return 0.0\n"),
+    "a generator's frame": ("def ticks():\n    while True:\n        seen.append(frame.f_back.f_back.f_lasti)\n"
+                            "        yield 0.0\ng = ticks()\nframe = g.gi_frame\nclock = lambda: next(g)\n"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(REACHING_THE_CODE))
+def test_tests_that_reach_the_modules_code_are_stopped(roman_env, how):
+    reward, info, output = _play(roman_env, REACHING_THE_CODE[how])
+    assert reward == 0.0 and "the tests fail on the module as given (exit status 70)" in output, output
+    assert "the run was stopped: the tests reached the module's code or frames" in output, output
+
+
+@pytest.mark.parametrize("how", sorted(CALLED_BACK))
+def test_callbacks_cannot_reach_the_frames_of_the_module_that_calls_them(how):
+    code = ("import token_bucket\n\nseen = []\n" + CALLED_BACK[how]
+            + "\ndef test_it():\n    token_bucket.TokenBucket(1, 1, clock=clock).try_acquire()\n    assert seen\n")
+    reward, info, output = score(os.path.join(TASKS, "testwriting", "token_bucket", "task.json"), code)
+    assert reward == 0.0 and "the run was stopped" in output, output
+
+
+def test_a_failure_inside_the_module_is_reported_as_pytest_reports_it(roman_env):
+    reward, info, output = _play(roman_env, "import roman\n\ndef test_it():\n    assert roman.from_roman('bad!') == 1\n")
+    assert reward == 0.0 and "ValueError: not a roman numeral: 'BAD!'" in output and "stopped" not in output, output
 
 
 def test_tests_that_fail_everywhere_or_do_not_run_earn_nothing(roman_env):

@@ -16,13 +16,17 @@ What the guard does about that, before any agent code runs:
    into memory and deleted.
 3. Runs that look alike. Before each run every other process of the sandbox is killed, the workspace
    is put back as the agent left it and ``/tmp`` and ``/dev/shm`` are emptied (what a run must see is
-   written afresh), so a run cannot prepare the next one and a child cannot tell which run it is in
-   except by the inputs it is given.
+   written afresh), so a run cannot leave files or processes to the next one. What no reset puts
+   back is the sandbox's counters (process ids, inode numbers): a run can tell how many came before
+   it, and carry a few bits to the next. A check must therefore not tell its runs apart by their
+   order: the testwriting check shuffles every subject, and the ops check replays a root in a random
+   order with its idempotence run.
 """
 
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
 import selectors
 import shutil
@@ -111,14 +115,20 @@ class Guard:
             _clear(folder, keep)
 
     # ------------------------------------------------------------------ one run of agent code
-    def run(self, argv: list[str], *, cwd: str, timeout: float, env: dict[str, str] | None = None) -> Result:
-        """Run *argv* with a scrubbed environment and no inherited descriptors; kill what it leaves behind."""
+    def run(self, argv: list[str], *, cwd: str, timeout: float, env: dict[str, str] | None = None,
+            stdin: bytes | None = None) -> Result:
+        """Run *argv* with a scrubbed environment and no inherited descriptors; kill what it leaves behind.
+        *stdin* (at most 1 MiB) is in the pipe the command reads before it starts."""
         child_env = {"PATH": self.path, **CHILD_ENV, **(env or {})}
+        feed = subprocess.DEVNULL if stdin is None else _filled_pipe(stdin)
         try:
-            proc = subprocess.Popen(argv, cwd=cwd, env=child_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            proc = subprocess.Popen(argv, cwd=cwd, env=child_env, stdin=feed, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
         except OSError as exc:
             return Result(127, False, b"", f"cannot run {argv[0]}: {exc}".encode())
+        finally:
+            if stdin is not None:
+                os.close(feed)
         out, err, timed_out = _communicate(proc, timeout)
         if timed_out:
             self.kill_others()
@@ -195,6 +205,25 @@ def _reap_children() -> None:
             return
         if pid == 0:
             return
+
+
+def _filled_pipe(data: bytes) -> int:
+    """The read end of a pipe that already holds *data* and is closed for writing."""
+    if len(data) > 1 << 20:
+        raise ValueError("at most 1 MiB goes to a command's stdin")
+    r, w = os.pipe()
+    try:
+        if len(data) > 65536:
+            fcntl.fcntl(w, 1031, len(data))  # F_SETPIPE_SZ: it all fits, so no write waits for the reader
+        view = memoryview(data)
+        while view:
+            view = view[os.write(w, view):]
+    except BaseException:
+        os.close(r)
+        raise
+    finally:
+        os.close(w)
+    return r
 
 
 def _communicate(proc: subprocess.Popen, timeout: float) -> tuple[bytes, bytes, bool]:

@@ -1,12 +1,30 @@
 """The testwriting suite's reward: the share of hidden mutants the agent's tests kill.
 
 Gate: the tests must pass on the module as given and on each hidden behaviour-preserving variant
-of it (rewritten the way a refactoring would); a test that fingerprints the source instead of
-testing behaviour fails a variant and earns nothing. Every run sees the same paths and a clean slate
-(guard.py); the module runs first, the variants and mutants after it in a random order, so a test
-can tell a mutant from a variant only by what it computes.
-A mutant is killed when the test command fails on it (a failing test, an error, a crash or a
-time-out); tests that do not run (no test collected: exit status 5) fail the gate.
+of it (rewritten the way a refactoring would); tests that do not run (no test collected: exit
+status 5) fail the gate. A mutant is killed when the test command fails on it (a failing test, an
+error, a crash or a time-out).
+
+The tests see each subject (the module, a variant, a mutant) only through what it does:
+
+* It is not on disk. The run's interpreter (``python -I -c BLIND``, before pytest and any code of the
+  agent's) reads its source from stdin, compiles it with every position set to 1:0 (no layout, no
+  line numbers) and puts the module into ``sys.modules``; the file in the workspace stays the module
+  as given, whatever the run is judging.
+* Its code is out of reach. An audit hook stops the run (exit status 70, a failed run) when the tests
+  take a code object of the subject (``__code__``, ``f_code``), a frame that is or leads to one of
+  the subject's (``sys._getframe``, a traceback's ``tb_frame``; a generator's frame at all), or use
+  ``gc``'s object walks, ``ctypes``, trace or profile functions or audit hooks of their own; the
+  process is not dumpable, so ``/proc/self/mem`` is closed to it. The subject's functions are
+  called through wrappers that drop its frames from the tracebacks of what it raises, so pytest's
+  report of a failure never needs them.
+* Every subject runs with the same paths, environment and clean slate (guard.py), in a random order
+  (the module too: the sandbox's process counter tells a run how many came before it), and a failed
+  gate is reported in the same words whatever the order, so the same tests always get the same
+  observation.
+
+What is left to a test that will not test behaviour: side channels of the process (the time a call
+takes, where objects land in memory), which do not separate a mutant from a rewrite reliably.
 """
 
 import json
@@ -22,11 +40,135 @@ import guard  # noqa: E402
 GATE = "a test suite earns nothing unless it passes on the module and on behaviour-preserving rewrites of it"
 
 
+BLIND = r'''
+import _thread, ast, ctypes, inspect, os, runpy, sys, types
+
+def _load():
+    name, path = sys.argv[1], sys.argv[2]
+    source = sys.stdin.buffer.read()
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    tree = ast.parse(source, path)
+    for node in ast.walk(tree):  # no layout: every position is 1:0, whatever the subject's text
+        if "lineno" in node._attributes:
+            node.lineno = node.end_lineno = 1
+            node.col_offset = node.end_col_offset = 0
+    code = compile(tree, path, "exec", dont_inherit=True)
+    codes, todo = [], [code]
+    while todo:
+        c = todo.pop()
+        codes.append(c)
+        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    module = types.ModuleType(name)
+    module.__file__ = path
+    sys.modules[name] = module
+    exec(code, module.__dict__)
+    ours = {id(c) for c in codes}
+    for key, value in list(vars(module).items()):
+        if isinstance(value, types.FunctionType) and id(value.__code__) in ours:
+            setattr(module, key, _wrap(value))
+        elif isinstance(value, type) and value.__module__ == name:
+            for attr, item in list(vars(value).items()):
+                if isinstance(item, types.FunctionType):
+                    setattr(value, attr, _wrap(item))
+                elif isinstance(item, (staticmethod, classmethod)):
+                    setattr(value, attr, type(item)(_wrap(item.__func__)))
+                elif isinstance(item, property):
+                    setattr(value, attr, property(*(f and _wrap(f) for f in (item.fget, item.fset, item.fdel)),
+                                                  item.__doc__))
+    return codes, ours
+
+def _wrap(fn):
+    # a call of the subject from outside: an exception leaves it without the subject's frames
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except BaseException as exc:
+            seen, todo = set(), [exc.__cause__, exc.__context__]
+            while todo:
+                e = todo.pop()
+                if e is not None and id(e) not in seen:
+                    seen.add(id(e))
+                    e.__traceback__ = None
+                    todo += [e.__cause__, e.__context__]
+            raise exc.with_traceback(None)
+    for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
+        setattr(call, attr, getattr(fn, attr))
+    call.__dict__.update(fn.__dict__)
+    call.__signature__ = inspect.signature(fn)
+    return call
+
+def _watch(codes, ours):
+    busy = set()
+    frames = {"f_code", "__code__", "gi_code", "cr_code", "ag_code", "tb_frame"}
+    running = {"gi_frame", "cr_frame", "ag_frame"}  # (a generator's frame has the caller of the moment as f_back)
+    banned = ("gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace", "sys.setprofile",
+              "sys._current_frames", "sys._current_exceptions", "sys.addaudithook", "ctypes.")
+    write, leave, ident = os.write, os._exit, _thread.get_ident
+    out = os.dup(1)  # (pytest's capture puts a file of its own at 1 while a test runs)
+
+    def stop(event):
+        write(out, ("\nthe run was stopped: the tests reached the module's code or frames (%s); tests may "
+                  "use the module only through what it does\n" % event).encode())
+        leave(70)
+
+    def reaches(frame):
+        while frame is not None:
+            if id(frame.f_code) in ours:
+                return True
+            frame = frame.f_back
+        return False
+
+    def hook(event, args):
+        me = ident()
+        if me in busy:
+            return
+        busy.add(me)
+        try:
+            if event.startswith(banned):
+                stop(event)
+            elif event == "sys._getframe":
+                if reaches(args[0]):
+                    stop(event)
+            elif event == "object.__getattr__" and args[1] in running:
+                stop(args[1])
+            elif event == "object.__getattr__" and args[1] in frames:
+                value = getattr(args[0], args[1], None)
+                if isinstance(value, types.CodeType):
+                    if id(value) in ours:
+                        stop(args[1])
+                elif isinstance(value, types.FrameType) and reaches(value):
+                    stop(args[1])
+        finally:
+            busy.discard(me)
+    hook.held = codes  # (alive while the process is, so that no id in ours is reused; only the hook has them)
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE: /proc/self/mem and the rest become root's
+        write(2, b"the test run cannot make itself undumpable\n")
+        leave(71)
+    sys.addaudithook(hook)
+
+def _main():
+    _watch(*_load())
+    rest = sys.argv[3:]
+    sys.dont_write_bytecode = True
+    sys.path.insert(0, os.getcwd())  # as python -m puts it, now that this program has what it needs
+    sys.argv = [rest[1]] + rest[2:]
+    runpy.run_module(rest[1], run_name="__main__", alter_sys=True)
+
+_main()
+'''
+
+
 def _run(g: guard.Guard, module: str, command: list[str], timeout: float, source: str) -> guard.Result:
     g.reset()
-    with open(os.path.join(g.workspace, module), "w", encoding="utf-8") as f:
-        f.write(source)
-    return g.run(command, cwd=g.workspace, timeout=timeout)
+    if command[1] != "-m":
+        raise SystemExit(f"the test command must be PYTHON -m MODULE ...: {command}")
+    argv = [command[0], "-I", "-c", BLIND, module.removesuffix(".py"), os.path.join(g.workspace, module),
+            *command[1:]]
+    return g.run(argv, cwd=g.workspace, timeout=timeout, stdin=source.encode("utf-8"))
 
 
 def _why(result: guard.Result) -> str:
@@ -44,27 +186,29 @@ def judge(g: guard.Guard) -> None:
     subjects = [("module", "the module as given", cfg["original"])]
     subjects += [("variant", f"variant {v['name']}", v["source"]) for v in cfg["variants"]]
     subjects += [("mutant", f"{m['operator']} in {m['function']}", m["source"]) for m in cfg["mutants"]]
-    # The module first (it is no secret which run that is: tests must pass on it anyway), then the
-    # variants and mutants shuffled. A failed gate names what failed in the same words whatever the
-    # order, so the same tests always get the same observation.
-    rest = list(range(1, len(subjects)))
-    random.SystemRandom().shuffle(rest)
+    # Every subject in a random order (the module too). A failed gate runs the rest of the gate's
+    # subjects and is reported the same way whatever the order, so the same tests always get the same
+    # observation.
+    order = list(range(len(subjects)))
+    random.SystemRandom().shuffle(order)
+    gate = [j for j, (kind, _, _) in enumerate(subjects) if kind != "mutant"]
     results = {}
-    for i in [0, *rest]:
+    for i in order:
         results[i] = _run(g, module, command, timeout, subjects[i][2])
-        if subjects[i][0] == "module" and not results[i].ok:
-            why = "no test was collected" if results[i].exit_code == 5 else _why(results[i])
+        if subjects[i][0] == "mutant" or results[i].ok:
+            continue
+        for j in gate:
+            if j not in results:
+                results[j] = _run(g, module, command, timeout, subjects[j][2])
+        if not results[0].ok:
+            why = "no test was collected" if results[0].exit_code == 5 else _why(results[0])
             g.finish(0.0, [f"gate failed: the tests fail on the module as given ({why}); {GATE}",
-                           _untimed(results[i].stdout.decode("utf-8", "replace")[-3000:])])
+                           _untimed(results[0].stdout.decode("utf-8", "replace")[-3000:])])
             return
-        if subjects[i][0] == "variant" and not results[i].ok:
-            for j, (kind, _, source) in enumerate(subjects):  # every variant, so the message is whole
-                if kind == "variant" and j not in results:
-                    results[j] = _run(g, module, command, timeout, source)
-            failed = [f"{label} ({_why(results[j])})" for j, (kind, label, _) in enumerate(subjects)
-                      if kind == "variant" and not results[j].ok]
-            g.finish(0.0, [f"gate failed: the tests fail on {', '.join(failed)}; {GATE}"])
-            return
+        failed = [f"{label} ({_why(results[j])})" for j, (kind, label, _) in enumerate(subjects)
+                  if kind == "variant" and not results[j].ok]
+        g.finish(0.0, [f"gate failed: the tests fail on {', '.join(failed)}; {GATE}"])
+        return
     mutants = [i for i, s in enumerate(subjects) if s[0] == "mutant"]
     killed = [i for i in mutants if not results[i].ok]
     survivors = sorted(subjects[i][1] for i in mutants if results[i].ok)
