@@ -305,13 +305,11 @@ def test_tests_that_fingerprint_the_source_earn_nothing(roman_env):
     assert reward == 0.0, output
 
 
-REAL = "roman.to_roman.__closure__[0].cell_contents"  # the subject's function behind the run's wrapper
 REACHING_THE_CODE = {
-    "a code object's constants": f"import roman\n\ndef test_it():\n    assert 1000 in {REAL}.__code__.co_consts\n",
-    "a frame of the module in a traceback": (
-        "import pytest, roman\n\ndef test_it():\n    with pytest.raises(ValueError) as info:\n"
-        "        roman.from_roman.__closure__[0].cell_contents('bad!')\n    tb = info.value.__traceback__\n"
-        "    while tb.tb_next:\n        tb = tb.tb_next\n    assert tb.tb_frame.f_lasti >= 0\n"),
+    # the subject's own function, behind the run's wrapper: only in a generator's frame
+    "the function behind the wrapper": ("import roman\n\ndef test_it():\n"
+                                        "    calls = roman.to_roman.__closure__[0].cell_contents\n"
+                                        "    assert 1000 in calls.gi_frame.f_locals['fn'].__code__.co_consts\n"),
     "gc": "import gc, roman\n\ndef test_it():\n    assert gc.get_referents(roman.to_roman)\n",
     "ctypes": "import ctypes, roman\n\ndef test_it():\n    assert ctypes.string_at(id(roman.to_roman), 16)\n",
     "a trace function": "import sys, roman\n\ndef test_it():\n    sys.settrace(lambda *a: None)\n    roman.to_roman(4)\n",

@@ -15,9 +15,10 @@ The tests see each subject (the module, a variant, a mutant) only through what i
   take a code object of the subject (``__code__``, ``f_code``), a frame that is or leads to one of
   the subject's (``sys._getframe``, a traceback's ``tb_frame``; a generator's frame at all), or use
   ``gc``'s object walks, ``ctypes``, trace or profile functions or audit hooks of their own; the
-  process is not dumpable, so ``/proc/self/mem`` is closed to it. The subject's functions are
-  called through wrappers that drop its frames from the tracebacks of what it raises, so pytest's
-  report of a failure never needs them.
+  process is not dumpable, so ``/proc/self/mem`` is closed to it. The tests get the subject's
+  functions as wrappers: the functions themselves live only in generators' frames (out of reach:
+  no code, defaults, closures or tracebacks of theirs), and what they raise leaves without the
+  subject's frames, so pytest's report of a failure never needs one.
 * Every subject runs with the same paths, environment and clean slate (guard.py), in a random order
   (the module too: the sandbox's process counter tells a run how many came before it), and a failed
   gate is reported in the same words whatever the order, so the same tests always get the same
@@ -79,20 +80,42 @@ def _load():
                                                   item.__doc__))
     return codes, ours
 
+def _held(fn):
+    # fn lives only in the frames of generators, which the tests cannot open (a generator's frame
+    # stops the run), so they cannot reach the subject's own functions: not their code, defaults or
+    # closures, nor the tracebacks of a call of theirs (tb_lasti is a position in the code)
+    while True:
+        yield _one_call(fn)
+
+def _one_call(fn):
+    args, kwargs = yield
+    try:
+        value = fn(*args, **kwargs)
+    except BaseException as exc:
+        seen, todo = set(), [exc]
+        while todo:  # the exception and its chain leave without the subject's frames
+            e = todo.pop()
+            if e is not None and id(e) not in seen:
+                seen.add(id(e))
+                e.__traceback__ = None
+                todo += [e.__cause__, e.__context__]
+        yield False, exc
+    else:
+        yield True, value
+
 def _wrap(fn):
-    # a call of the subject from outside: an exception leaves it without the subject's frames
+    calls, lock = _held(fn), _thread.allocate_lock()
+
     def call(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except BaseException as exc:
-            seen, todo = set(), [exc.__cause__, exc.__context__]
-            while todo:
-                e = todo.pop()
-                if e is not None and id(e) not in seen:
-                    seen.add(id(e))
-                    e.__traceback__ = None
-                    todo += [e.__cause__, e.__context__]
-            raise exc.with_traceback(None)
+        with lock:
+            one = next(calls)
+        next(one)
+        ok, value = one.send((args, kwargs))
+        one.close()
+        if ok:
+            return value
+        raise value
+
     for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
         setattr(call, attr, getattr(fn, attr))
     call.__dict__.update(fn.__dict__)
