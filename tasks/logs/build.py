@@ -143,8 +143,11 @@ SCRIPT_TASKS = {
 ROOT_CAUSE_INCIDENTS = ["db-pool", "redis-cache", "search-index"]
 
 
+OTHER_INCIDENTS = ("script_root_cause", "script_error_endpoints")
+
+
 def _logset(name, generator, seed, index):
-    if name in ("script_root_cause", "script_error_endpoints"):
+    if name in OTHER_INCIDENTS:
         return logsim.web(seed, incident=ROOT_CAUSE_INCIDENTS[index])
     return generator(seed)
 
@@ -233,7 +236,7 @@ def build_script(name):
     description = (f"Write {situation}: `{script}` in the workspace root, called as {call}, must print one JSON "
                    f"object with these keys:{_field_list(fields)}\n\n{CONVENTIONS}`logs/` holds a sample; the script "
                    f"is scored only on other logs of the same format and shape that you do not see (a different day, "
-                   f"other numbers{', a different incident' if name in ('script_root_cause', 'script_error_endpoints') else ''}), each field "
+                   f"other numbers{', a different incident' if name in OTHER_INCIDENTS else ''}), each field "
                    "checked exactly (a field counts on a log where its answer differs from the sample's). Standard library only" + (" (bash, coreutils, grep, sed, awk)." if shell else "."))
     doc = _base_doc(name, description, difficulty, ["logs", "log-analysis", "script", "hidden-inputs"],
                     "check_script.py", "shell" if shell else "python3.11")
