@@ -290,14 +290,27 @@ def test_the_module():
 """
 
 
+# The module's file as an oracle: the subject compared with the module as given (red team, stop 32:
+# 0.5-1.0 on every task), which in a project would compare the module with itself.
+THE_FILE_AS_ORACLE = """import importlib.util, roman
+
+def test_the_module():
+    spec = importlib.util.spec_from_file_location("oracle", roman.__file__)
+    oracle = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(oracle)
+    for n in range(1, 4000):
+        assert roman.to_roman(n) == oracle.to_roman(n)
+"""
+
+
 def test_tests_that_fingerprint_the_source_earn_nothing(roman_env):
-    # The subject a run judges is not on disk: the module's file is the module as given in every run.
+    # The subject a run judges is not on disk, and the module as given leaves the workspace for the run.
     path = os.path.join(os.path.dirname(ROMAN), "workspace", "roman.py")
     source = open(path, "rb").read()
-    for fingerprint in (HASH_THE_SOURCE % hashlib.sha256(source).hexdigest(), AS_GIVEN_OR_UNPARSED % source.decode()):
+    for fingerprint in (HASH_THE_SOURCE % hashlib.sha256(source).hexdigest(), AS_GIVEN_OR_UNPARSED % source.decode(),
+                        FIRST_OR_UNPARSED, THE_FILE_AS_ORACLE):
         reward, info, output = _play(roman_env, fingerprint)
-        assert reward == 0.0 and "gate passed" in output and "mutants killed: 0 of 12" in output, output
-    assert _play(roman_env, FIRST_OR_UNPARSED)[0] == 0.0
+        assert reward == 0.0 and "the tests fail on the module as given" in output, output
     module = types.ModuleType("roman")
     exec(compile(source, path, "exec"), module.__dict__)
     snapshot = {n: inspect.getsource(f) for n, f in vars(module).items() if inspect.isfunction(f)}
@@ -310,6 +323,13 @@ REACHING_THE_CODE = {
     "the function behind the wrapper": ("import roman\n\ndef test_it():\n"
                                         "    calls = roman.to_roman.__closure__[0].cell_contents\n"
                                         "    assert 1000 in calls.gi_frame.f_locals['fn'].__code__.co_consts\n"),
+    # a handler that runs while the hook does (its signal comes every 100 us, and the loop raises an
+    # audit event each time) has no unaudited window: the red team's disarmed the hook's mutable state
+    "a signal handler": ("import signal, sys, roman\n\ndef test_it():\n    def handler(signum, frame):\n"
+                         "        roman.to_roman.__closure__[0].cell_contents.gi_frame\n"
+                         "    signal.signal(signal.SIGALRM, handler)\n"
+                         "    signal.setitimer(signal.ITIMER_REAL, 0.0001, 0.0001)\n"
+                         "    for _ in range(10 ** 6):\n        sys._getframe()\n"),
     "gc": "import gc, roman\n\ndef test_it():\n    assert gc.get_referents(roman.to_roman)\n",
     "ctypes": "import ctypes, roman\n\ndef test_it():\n    assert ctypes.string_at(id(roman.to_roman), 16)\n",
     "a trace function": "import sys, roman\n\ndef test_it():\n    sys.settrace(lambda *a: None)\n    roman.to_roman(4)\n",

@@ -9,13 +9,15 @@ The tests see each subject (the module, a variant, a mutant) only through what i
 
 * It is not on disk. The run's interpreter (``python -I -c BLIND``, before pytest and any code of the
   agent's) reads its source from stdin, compiles it with every position set to 1:0 (no layout, no
-  line numbers) and puts the module into ``sys.modules``; the file in the workspace stays the module
-  as given, whatever the run is judging.
+  line numbers) and puts the module into ``sys.modules``. The module as given leaves the workspace
+  for the run: a test that compared the subject with the file would compare the module with itself
+  wherever the module is not swapped.
 * Its code is out of reach. An audit hook stops the run (exit status 70, a failed run) when the tests
   take a code object of the subject (``__code__``, ``f_code``), a frame that is or leads to one of
   the subject's (``sys._getframe``, a traceback's ``tb_frame``; a generator's frame at all), or use
   ``gc``'s object walks, ``ctypes``, trace or profile functions or audit hooks of their own; the
-  process is not dumpable, so ``/proc/self/mem`` is closed to it. The tests get the subject's
+  process is not dumpable, so ``/proc/self/mem`` is closed to it. The hook keeps nothing that code
+  running while it does (a signal handler, a finalizer) could change. The tests get the subject's
   functions as wrappers: the functions themselves live only in generators' frames (out of reach:
   no code, defaults, closures or tracebacks of theirs), and what they raise leaves without the
   subject's frames, so pytest's report of a failure never needs one.
@@ -24,8 +26,12 @@ The tests see each subject (the module, a variant, a mutant) only through what i
   gate is reported in the same words whatever the order, so the same tests always get the same
   observation.
 
-What is left to a test that will not test behaviour: side channels of the process (the time a call
-takes, where objects land in memory), which do not separate a mutant from a rewrite reliably.
+What is left to a test that will not test behaviour is the process's own view of itself: a Python
+signal handler gets the frame it interrupted with no audit event, so a handler fired by a timer
+inside the subject's code samples its frames (the bytecode offset, the locals); where the time a
+call takes or where objects land in memory are the rest. Separating mutants from rewrites that way
+takes a table of the rewrite family's bytecode; the robust end of this is the subject in a process
+of its own, the tests holding proxies.
 """
 
 import json
@@ -56,18 +62,12 @@ def _load():
             node.lineno = node.end_lineno = 1
             node.col_offset = node.end_col_offset = 0
     code = compile(tree, path, "exec", dont_inherit=True)
-    codes, todo = [], [code]
-    while todo:
-        c = todo.pop()
-        codes.append(c)
-        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
     module = types.ModuleType(name)
-    module.__file__ = path
+    module.__file__ = path  # (not there: the run removes the file)
     sys.modules[name] = module
     exec(code, module.__dict__)
-    ours = {id(c) for c in codes}
     for key, value in list(vars(module).items()):
-        if isinstance(value, types.FunctionType) and id(value.__code__) in ours:
+        if isinstance(value, types.FunctionType) and value.__globals__ is module.__dict__:
             setattr(module, key, _wrap(value))
         elif isinstance(value, type) and value.__module__ == name:
             for attr, item in list(vars(value).items()):
@@ -78,7 +78,7 @@ def _load():
                 elif isinstance(item, property):
                     setattr(value, attr, property(*(f and _wrap(f) for f in (item.fget, item.fset, item.fdel)),
                                                   item.__doc__))
-    return codes, ours
+    return module
 
 def _held(fn):
     # fn lives only in the frames of generators, which the tests cannot open (a generator's frame
@@ -122,59 +122,62 @@ def _wrap(fn):
     call.__signature__ = inspect.signature(fn)
     return call
 
-def _watch(codes, ours):
-    busy = set()
-    frames = {"f_code", "__code__", "gi_code", "cr_code", "ag_code", "tb_frame"}
-    running = {"gi_frame", "cr_frame", "ag_frame"}  # (a generator's frame has the caller of the moment as f_back)
-    banned = ("gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace", "sys.setprofile",
-              "sys._current_frames", "sys._current_exceptions", "sys.addaudithook", "ctypes.")
-    write, leave, ident = os.write, os._exit, _thread.get_ident
-    out = os.dup(1)  # (pytest's capture puts a file of its own at 1 while a test runs)
-
-    def stop(event):
-        write(out, ("\nthe run was stopped: the tests reached the module's code or frames (%s); tests may "
-                  "use the module only through what it does\n" % event).encode())
+# The hook has a globals dict of its own with no builtins, and keeps nothing it could be made to
+# change: a handler that runs while it does (a signal's, a finalizer's) can read its frame but not
+# disarm it. It decides by identity of unaudited attributes (a function's __globals__, a frame's
+# f_globals and f_back), so checking raises no event but one: its own read of a traceback's frame,
+# which it knows by the globals of the frame that reads.
+HOOK = """
+def make(G, write, leave, out, getframe, banned, generators):
+    def stop(why):
+        write(out, ("\\nthe run was stopped: the tests reached the module's code or frames (" + why
+                    + "); tests may use the module only through what it does\\n").encode())
         leave(70)
 
-    def reaches(frame):
-        while frame is not None:
-            if id(frame.f_code) in ours:
-                return True
-            frame = frame.f_back
-        return False
-
     def hook(event, args):
-        me = ident()
-        if me in busy:
-            return
-        busy.add(me)
-        try:
-            if event.startswith(banned):
-                stop(event)
-            elif event == "sys._getframe":
-                if reaches(args[0]):
-                    stop(event)
-            elif event == "object.__getattr__" and args[1] in running:
-                stop(args[1])
-            elif event == "object.__getattr__" and args[1] in frames:
-                value = getattr(args[0], args[1], None)
-                if isinstance(value, types.CodeType):
-                    if id(value) in ours:
-                        stop(args[1])
-                elif isinstance(value, types.FrameType) and reaches(value):
-                    stop(args[1])
-        finally:
-            busy.discard(me)
-    hook.held = codes  # (alive while the process is, so that no id in ours is reused; only the hook has them)
+        if event.startswith(banned):
+            stop(event)
+        frame = None
+        if event == "sys._getframe":
+            frame = args[0]
+        elif event == "object.__getattr__":
+            obj, name = args
+            if name in generators:
+                stop(name)
+            elif name == "__code__":
+                if obj.__globals__ is G:
+                    stop(name)
+            elif name == "f_code":
+                frame = obj
+            elif name == "tb_frame":
+                if getframe(1).f_globals is HOOK_GLOBALS:
+                    return
+                frame = obj.tb_frame
+        while frame is not None:
+            if frame.f_globals is G:
+                stop(event if event != "object.__getattr__" else args[1])
+            frame = frame.f_back
+    return hook
+"""
 
+def _watch(module):
+    globals_ = {"__builtins__": {}}
+    exec(HOOK, globals_)
+    globals_["HOOK_GLOBALS"] = globals_
+    hook = globals_.pop("make")(
+        module.__dict__, os.write, os._exit, os.dup(1),  # (pytest's capture puts a file of its own at 1)
+        sys._getframe,
+        ("gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace", "sys.setprofile",
+         "sys._current_frames", "sys._current_exceptions", "sys.addaudithook", "ctypes."),
+        frozenset({"gi_code", "cr_code", "ag_code", "gi_frame", "cr_frame", "ag_frame"}))
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE: /proc/self/mem and the rest become root's
-        write(2, b"the test run cannot make itself undumpable\n")
-        leave(71)
+        os.write(2, b"the test run cannot make itself undumpable\n")
+        os._exit(71)
     sys.addaudithook(hook)
 
 def _main():
-    _watch(*_load())
+    _watch(_load())
     rest = sys.argv[3:]
     sys.dont_write_bytecode = True
     sys.path.insert(0, os.getcwd())  # as python -m puts it, now that this program has what it needs
@@ -187,6 +190,9 @@ _main()
 
 def _run(g: guard.Guard, module: str, command: list[str], timeout: float, source: str) -> guard.Result:
     g.reset()
+    # the module as given leaves the workspace for the run: a test that compared the subject with
+    # the file would compare the module with itself wherever the module is not swapped
+    os.unlink(os.path.join(g.workspace, module))
     if command[1] != "-m":
         raise SystemExit(f"the test command must be PYTHON -m MODULE ...: {command}")
     argv = [command[0], "-I", "-c", BLIND, module.removesuffix(".py"), os.path.join(g.workspace, module),
