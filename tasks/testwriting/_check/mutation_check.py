@@ -128,10 +128,13 @@ def _wrap(fn):
 # f_globals and f_back), so checking raises no event but one: its own read of a traceback's frame,
 # which it knows by the globals of the frame that reads.
 HOOK = """
-def make(G, write, leave, out, getframe, banned, generators):
+def make(G, write, leave, out, getframe, banned, generators, own):
     def stop(why):
-        write(out, ("\\nthe run was stopped: the tests reached the module's code or frames (" + why
-                    + "); tests may use the module only through what it does\\n").encode())
+        try:
+            write(out, ("\\nthe run was stopped: the tests reached the module's code or frames (" + why
+                        + "); tests may use the module only through what it does\\n").encode())
+        except:
+            pass
         leave(70)
 
     def hook(event, args):
@@ -150,7 +153,7 @@ def make(G, write, leave, out, getframe, banned, generators):
             elif name == "f_code":
                 frame = obj
             elif name == "tb_frame":
-                if getframe(1).f_globals is HOOK_GLOBALS:
+                if getframe(1).f_globals is own:
                     return
                 frame = obj.tb_frame
         while frame is not None:
@@ -161,15 +164,14 @@ def make(G, write, leave, out, getframe, banned, generators):
 """
 
 def _watch(module):
-    globals_ = {"__builtins__": {}}
-    exec(HOOK, globals_)
-    globals_["HOOK_GLOBALS"] = globals_
-    hook = globals_.pop("make")(
+    own = {"__builtins__": {}}  # (the hook's code looks up no global and no builtin name)
+    exec(HOOK, own)
+    hook = own.pop("make")(
         module.__dict__, os.write, os._exit, os.dup(1),  # (pytest's capture puts a file of its own at 1)
         sys._getframe,
         ("gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace", "sys.setprofile",
          "sys._current_frames", "sys._current_exceptions", "sys.addaudithook", "ctypes."),
-        frozenset({"gi_code", "cr_code", "ag_code", "gi_frame", "cr_frame", "ag_frame"}))
+        frozenset({"gi_code", "cr_code", "ag_code", "gi_frame", "cr_frame", "ag_frame"}), own)
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE: /proc/self/mem and the rest become root's
         os.write(2, b"the test run cannot make itself undumpable\n")
