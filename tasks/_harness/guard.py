@@ -214,7 +214,7 @@ def _filled_pipe(data: bytes) -> int:
     r, w = os.pipe()
     try:
         if len(data) > 65536:
-            fcntl.fcntl(w, 1031, len(data))  # F_SETPIPE_SZ: it all fits, so no write waits for the reader
+            fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, len(data))  # it all fits: no write waits for the reader
         view = memoryview(data)
         while view:
             view = view[os.write(w, view):]

@@ -71,12 +71,9 @@ def judge(g: guard.Guard) -> None:
 
 def relaid(initial: dict, state: dict) -> dict:
     """*state* to lay out afresh: an entry the run left as it was keeps the fixture's time."""
-    out = {}
-    for rel, entry in state.items():
-        before = initial.get(rel)
-        same = before is not None and {k: v for k, v in before.items() if k != "mtime"} == entry
-        out[rel] = {**entry, "mtime": before["mtime"]} if same and "mtime" in before else entry
-    return out
+    bare = fstate.strip_times(initial)
+    return {rel: {**entry, "mtime": initial[rel]["mtime"]} if bare.get(rel) == entry and "mtime" in initial[rel]
+            else entry for rel, entry in state.items()}
 
 
 if __name__ == "__main__":

@@ -190,15 +190,19 @@ _main()
 '''
 
 
-def _run(g: guard.Guard, module: str, command: list[str], timeout: float, source: str) -> guard.Result:
+def _blind(g: guard.Guard, module: str, command: list[str]) -> list[str]:
+    """The test command (``PYTHON -m MODULE ...``) run by BLIND, which takes the subject from stdin."""
+    if command[1] != "-m":
+        raise SystemExit(f"the test command must be PYTHON -m MODULE ...: {command}")
+    return [command[0], "-I", "-c", BLIND, module.removesuffix(".py"), os.path.join(g.workspace, module),
+            *command[1:]]
+
+
+def _run(g: guard.Guard, module: str, argv: list[str], timeout: float, source: str) -> guard.Result:
     g.reset()
     # the module as given leaves the workspace for the run: a test that compared the subject with
     # the file would compare the module with itself wherever the module is not swapped
     os.unlink(os.path.join(g.workspace, module))
-    if command[1] != "-m":
-        raise SystemExit(f"the test command must be PYTHON -m MODULE ...: {command}")
-    argv = [command[0], "-I", "-c", BLIND, module.removesuffix(".py"), os.path.join(g.workspace, module),
-            *command[1:]]
     return g.run(argv, cwd=g.workspace, timeout=timeout, stdin=source.encode("utf-8"))
 
 
@@ -220,17 +224,18 @@ def judge(g: guard.Guard) -> None:
     # Every subject in a random order (the module too). A failed gate runs the rest of the gate's
     # subjects and is reported the same way whatever the order, so the same tests always get the same
     # observation.
+    argv = _blind(g, module, command)
     order = list(range(len(subjects)))
     random.SystemRandom().shuffle(order)
     gate = [j for j, (kind, _, _) in enumerate(subjects) if kind != "mutant"]
     results = {}
     for i in order:
-        results[i] = _run(g, module, command, timeout, subjects[i][2])
+        results[i] = _run(g, module, argv, timeout, subjects[i][2])
         if subjects[i][0] == "mutant" or results[i].ok:
             continue
         for j in gate:
             if j not in results:
-                results[j] = _run(g, module, command, timeout, subjects[j][2])
+                results[j] = _run(g, module, argv, timeout, subjects[j][2])
         if not results[0].ok:
             why = "no test was collected" if results[0].exit_code == 5 else _why(results[0])
             g.finish(0.0, [f"gate failed: the tests fail on the module as given ({why}); {GATE}",
