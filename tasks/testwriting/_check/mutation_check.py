@@ -15,9 +15,11 @@ The tests see each subject (the module, a variant, a mutant) only through what i
 * Its code is out of reach. An audit hook stops the run (exit status 70, a failed run) when the tests
   take a code object of the subject (``__code__``, ``f_code``), a frame that is or leads to one of
   the subject's (``sys._getframe``, a traceback's ``tb_frame``; a generator's frame at all), or use
-  ``gc``'s object walks, ``ctypes``, trace or profile functions or audit hooks of their own; the
-  process is not dumpable, so ``/proc/self/mem`` is closed to it. The hook keeps nothing that code
-  running while it does (a signal handler, a finalizer) could change. The tests get the subject's
+  ``gc``'s object walks, ``ctypes``, trace or profile functions or audit hooks of their own, or
+  load an extension module that is not the interpreter's own (native code reads any memory); the
+  process is not dumpable, so ``/proc/self/mem`` is closed to it. No signal handler can be set (a
+  handler gets the frame it interrupted, with no audit event). The hook keeps nothing that code
+  running while it does (a finalizer) could change. The tests get the subject's
   functions as wrappers: the functions themselves live only in generators' frames (out of reach:
   no code, defaults, closures or tracebacks of theirs), and what they raise leaves without the
   subject's frames, so pytest's report of a failure never needs one.
@@ -26,12 +28,10 @@ The tests see each subject (the module, a variant, a mutant) only through what i
   gate is reported in the same words whatever the order, so the same tests always get the same
   observation.
 
-What is left to a test that will not test behaviour is the process's own view of itself: a Python
-signal handler gets the frame it interrupted with no audit event, so a handler fired by a timer
-inside the subject's code samples its frames (the bytecode offset, the locals); where the time a
-call takes or where objects land in memory are the rest. Separating mutants from rewrites that way
-takes a table of the rewrite family's bytecode; the robust end of this is the subject in a process
-of its own, the tests holding proxies.
+What is left to a test that will not test behaviour is the process's own view of itself: the time a
+call takes, where objects land in memory, and bytecode crafted to read memory (``marshal``, a
+``.pyc``, ``code.replace``: an exploit of the interpreter). The robust end of this is the subject in
+a process of its own, the tests holding proxies.
 """
 
 import json
@@ -48,7 +48,7 @@ GATE = "a test suite earns nothing unless it passes on the module and on behavio
 
 
 BLIND = r'''
-import _thread, ast, ctypes, inspect, os, runpy, sys, types
+import _thread, ast, ctypes, inspect, os, runpy, signal, struct, sys, types
 
 def _load():
     name, path = sys.argv[1], sys.argv[2]
@@ -128,7 +128,7 @@ def _wrap(fn):
 # f_globals and f_back), so checking raises no event but one: its own read of a traceback's frame,
 # which it knows by the globals of the frame that reads.
 HOOK = """
-def make(G, write, leave, out, getframe, banned, generators, own):
+def make(G, write, leave, out, getframe, banned, generators, own, string, typeof, trusted, untrusted):
     def stop(why):
         try:
             write(out, ("\\nthe run was stopped: the tests reached the module's code or frames (" + why
@@ -140,6 +140,11 @@ def make(G, write, leave, out, getframe, banned, generators, own):
     def hook(event, args):
         if event.startswith(banned):
             stop(event)
+        if event == "import":  # a file only for a compiled extension: native code reads any memory
+            path = args[1]
+            if path is not None and (typeof(path) is not string or not path.startswith(trusted)
+                                     or "/./" in path or "/../" in path or path.rpartition("/")[2].startswith(untrusted)):
+                stop("an extension module that is not the interpreter's own")
         frame = None
         if event == "sys._getframe":
             frame = args[0]
@@ -171,19 +176,63 @@ def _watch(module):
         sys._getframe,
         ("gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace", "sys.setprofile",
          "sys._current_frames", "sys._current_exceptions", "sys.addaudithook", "ctypes."),
-        frozenset({"gi_code", "cr_code", "ag_code", "gi_frame", "cr_frame", "ag_frame"}), own)
+        frozenset({"gi_code", "cr_code", "ag_code", "gi_frame", "cr_frame", "ag_frame"}), own, str, type,
+        _trusted(), ("_test", "_xx", "xx", "_ctypes"))
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE: /proc/self/mem and the rest become root's
-        os.write(2, b"the test run cannot make itself undumpable\n")
-        os._exit(71)
+        _refuse("the test run cannot make itself undumpable")
+    _no_signal_handlers(libc)
     sys.addaudithook(hook)
+
+def _refuse(why):
+    os.write(2, why.encode() + b"\n")
+    os._exit(71)
+
+def _trusted():
+    # the folders the interpreter had before any test: its own, read-only in the sandbox (an
+    # extension module may come only from these, and not the interpreter's test modules)
+    found = set()
+    for entry in sys.path:
+        if entry and os.path.isdir(entry) and not os.access(entry, os.W_OK):
+            found |= {os.path.normpath(entry) + "/", os.path.realpath(entry) + "/"}
+    return tuple(sorted(found))
+
+def _no_signal_handlers(libc):
+    # A Python signal handler gets the frame it interrupted, with no audit event: fired by a timer
+    # while the subject runs, it would sample the subject's frames (the bytecode offset, the locals).
+    # From here on this process and its children cannot set one: a seccomp filter refuses
+    # rt_sigaction with a new action (EPERM), reading one stays allowed. SIGINT's Python handler
+    # goes back to the default first (asyncio.run sets one of its own only over Python's).
+    machine = os.uname().machine
+    if machine not in ("x86_64", "aarch64"):
+        _refuse(f"no signal filter for {machine}: the tests could sample the module's frames")
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    arch, nr, x32 = (0xC000003E, 13, 0x40000000) if machine == "x86_64" else (0xC00000B7, 134, 0xFFFFFFFF)
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    allow, kill, eperm = 0x7FFF0000, 0x80000000, 0x00050001
+    program = [(ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, kill),    # another architecture: killed
+               (ld, 0, 0, 0), (jge, 0, 1, x32), (ret, 0, 0, kill),     # x32 (x86_64): killed
+               (jeq, 0, 5, nr),                                        # not rt_sigaction: allowed
+               (ld, 0, 0, 24), (jeq, 0, 2, 0), (ld, 0, 0, 28), (jeq, 1, 0, 0),  # act (arg 1) NULL: allowed
+               (ret, 0, 0, eperm), (ret, 0, 0, allow)]
+    filters = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *i) for i in program))
+    fprog = ctypes.create_string_buffer(struct.pack("HxxxxxxQ", len(program), ctypes.addressof(filters)))
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.addressof(fprog), 0, 0) != 0:
+        _refuse("the test run cannot refuse itself signal handlers (seccomp)")
+
+    def refused(signalnum, handler):
+        raise PermissionError(f"signal.signal({signalnum!r}, ...): tests may not set signal handlers here "
+                              "(a handler gets the frame it interrupts, the module's own)")
+    signal.signal = refused
 
 def _main():
     _watch(_load())
     rest = sys.argv[3:]
     sys.dont_write_bytecode = True
     sys.path.insert(0, os.getcwd())  # as python -m puts it, now that this program has what it needs
-    sys.argv = [rest[1]] + rest[2:]
+    # (pytest's faulthandler would set handlers for SIGSEGV and the rest, which the filter refuses)
+    sys.argv = [rest[1]] + (["-p", "no:faulthandler"] if rest[1] == "pytest" else []) + rest[2:]
     runpy.run_module(rest[1], run_name="__main__", alter_sys=True)
 
 _main()
