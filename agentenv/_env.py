@@ -402,6 +402,11 @@ class CodingEnv(gym.Env):
         error = metrics.get("error")
         if isinstance(error, dict) and (is_hidden(str(error.get("test", ""))) or any(h in str(error) for h in hidden)):
             metrics["error"] = {"type": "HiddenTestFailed", "message": "a hidden test failed (named when the episode ends)"}
+        elif isinstance(error, dict) and "test" in error:
+            # a visible test's failure says what the solution's code raised, and that code ran beside
+            # the hidden tests: it read one and raised its text, 300 bytes a step (red team, stop 33)
+            metrics["error"] = {**error, "message": "(shown when the episode ends: the evaluation's code ran "
+                                                    "beside the hidden tests)"}
 
     def _fill_info(self, info: dict[str, Any], runs: list[dict[str, Any]], result: RewardResult) -> None:
         noisy = {n for n, m in self._registry.metrics.items() if m.noisy}

@@ -171,6 +171,14 @@ class SandboxError(InfrastructureError):
                               f"in /tmp, /dev/shm and the workspace too) and its server was killed")
         return error
 
+    @classmethod
+    def dead(cls, message: str, agents_doing: str | None) -> "SandboxError":
+        """A call to a sandbox that died before: it carries what it died of (a fork whose snapshot
+        ran it out of memory left the episode's next step to find it dead, and masked it)."""
+        error = cls(message)
+        error.agents_doing = agents_doing
+        return error
+
 
 class BackendUnavailable(SandboxError):
     """A sandbox backend cannot run on this host; the message says why and what to do."""

@@ -49,7 +49,12 @@ DEFAULT_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT)
 
 def send_msg(sock, header, body=b""):
     h = json.dumps(header).encode()
-    sock.sendall(HEADER.pack(len(h), len(body)) + h + body)
+    head = HEADER.pack(len(h), len(body)) + h
+    if len(body) > 1 << 20 and sock.type == socket.SOCK_STREAM:  # (a large body is not copied to join it)
+        sock.sendall(head)
+        sock.sendall(body)
+    else:  # (a message of a SOCK_SEQPACKET socket is one record)
+        sock.sendall(head + body)
 
 
 def _recv_exact(sock, n):
@@ -117,7 +122,8 @@ def handle_no_signals():
 
 def error_reply(exc):
     if isinstance(exc, OSError):
-        return {"error": exc.__class__.__name__, "errno": exc.errno, "message": str(exc)}
+        # (the reason alone: the host raises it again with its errno, which would be said twice)
+        return {"error": exc.__class__.__name__, "errno": exc.errno, "message": exc.strerror or str(exc)}
     return {"error": "RuntimeError", "message": "%s: %s" % (type(exc).__name__, exc)}
 
 

@@ -226,7 +226,10 @@ class Evaluation:
             files[rel] = data
         for rel in self.pristine:
             if rel not in current and not matches_any(rel, self.protected):
-                judge.remove(rel)
+                try:  # (gone already where the agent put a file in place of its folder)
+                    guarded(f"removing {rel[:200]!r}", lambda: judge.remove(rel))
+                except (FileNotFoundError, NotADirectoryError):
+                    pass
         return files
 
     # ------------------------------------------------------------------ one scored command

@@ -311,6 +311,9 @@ def test_a_sandbox_its_commands_ran_out_of_memory_says_it_was_their_doing(backen
             result = box.exec(FILL_TMPFS)
         except SandboxError as exc:
             assert exc.agents_doing and "out of memory" in exc.agents_doing, exc
+            with pytest.raises(SandboxError) as later:  # (a later call said only "dead": a fork that
+                box.exec("true")                        # found it so left the next step masked)
+            assert later.value.agents_doing == exc.agents_doing
         else:  # (where the OOM killer took the command instead, the sandbox lives and the command failed)
             assert not result.ok and box.alive, result
     with backend.open(request(memory_mb=64)) as box:  # (a command OOM-killed before does not make it theirs)

@@ -1044,6 +1044,18 @@ def test_the_agent_cannot_mask_its_own_failure(name):
         assert "not evaluated" in obs["output"]
 
 
+@pytest.mark.parametrize("reward_mode", ["terminal", "dense"])
+def test_a_file_in_place_of_the_tasks_package_folder_scores_0(reward_mode):
+    # The copy wrote the file `bank` over the folder, then removed the folder's files one by one:
+    # NotADirectoryError out of env.step, on every bundled pytest task (a RolloutPool lost its whole
+    # batch with it; red team, stop 33).
+    reward, info, obs = play("agentenv/examples.bank_transfer-v0",
+                             [{"action": "run_command", "command": "rm -rf bank && echo hi > bank"}],
+                             reward_mode=reward_mode)
+    assert reward == 0.0 and info["reward_masked"] is False and info["infra_error"] is None, obs["output"][-1000:]
+    assert "No module named 'bank'" in obs["output"]
+
+
 def test_a_workspace_that_leaves_no_room_for_the_tasks_files_scores_0(tmp_path):
     # The copy of the agent's files is bounded by the judge's memory, which can exceed the size of
     # its workspace: files that fill it to the last page fit, and the task's hidden test after them
@@ -1070,6 +1082,29 @@ def test_dense_steps_name_no_hidden_test_until_the_episode_ends():
         assert "hidden" not in json.dumps(info["metrics"])
         _, _, terminated, _, info = env.step({"action": "submit"})
         assert terminated and any("hidden" in n for n in info["metrics"]["test_outcomes"])
+    finally:
+        env.close()
+
+
+def test_dense_steps_quote_no_failure_the_solutions_code_could_have_written():
+    # Code under test runs beside the hidden tests in each dense evaluation: it read the hidden test
+    # and raised its text, which reached info in a visible test's failure, 300 bytes a step (the whole
+    # file in 3 steps; red team, stop 33). Mid-episode, a failure is named, its message is not.
+    with open(os.path.join(os.path.dirname(__file__), "..", "tasks", "examples", "bank_transfer", "workspace", "bank",
+                           "ledger.py")) as f:
+        leaking = f.read() + (
+            "\n\ndef transfer(src, dst, amount, ledger=None):\n    import os\n"
+            "    with open(os.path.join(os.path.dirname(__file__), '..', 'tests', 'test_hidden_bank.py')) as f:\n"
+            "        raise RuntimeError('LEAK' + f.read()[:300])\n")
+    env = gym.make("agentenv/examples.bank_transfer-v0", mode="agentic", reward_mode="dense")
+    try:
+        env.reset()
+        _, _, _, _, info = env.step({"action": "overwrite_file", "path": "bank/ledger.py", "content": leaking})
+        error = info["metrics"]["error"]
+        assert error["type"] == "RuntimeError" and not error["test"].startswith("tests/test_hidden"), error
+        assert "LEAK" not in repr(info) and "shown when the episode ends" in error["message"]
+        obs, _, terminated, _, info = env.step({"action": "submit"})
+        assert terminated and "LEAK" in obs["output"]
     finally:
         env.close()
 

@@ -151,3 +151,20 @@ def test_an_episode_forks_and_both_branches_go_on(backend):
         env.close()
     with pytest.raises(Exception, match="reset"):
         env.fork()
+
+
+def test_a_workspace_larger_than_a_fork_copies_is_refused_and_the_episode_goes_on(backend, pristine):
+    """The snapshot is held in the sandbox's server, whose memory the workspace's files share: 138 MB
+    written in a 512 MB sandbox had the OOM killer take the server mid-fork, and the episode's next
+    step found it dead and was masked (red team, stop 33). A fork copies at most a quarter of the
+    memory, as the evaluation does; past that it raises and the sandbox lives."""
+    with backend.open(SandboxRequest(RUNTIME, pristine, "/app", Limits(wall_time_s=30.0, memory_mb=512,
+                                                                          max_file_size_mb=128))) as parent:
+        assert parent.exec("head -c 100M /dev/zero > a && head -c 40M /dev/zero > b", cwd="/app").ok
+        with pytest.raises(OSError, match="more than 128 MiB, more than a fork copies") as refused:
+            parent.fork()
+        assert "Errno 27] [Errno" not in str(refused.value)
+        assert parent.alive and parent.exec("rm b && echo ok", cwd="/app").stdout == "ok\n"
+        with parent.fork() as child:  # (100 MB fits)
+            assert child.exec("stat -c %s a", cwd="/app").stdout == f"{100 << 20}\n"
+

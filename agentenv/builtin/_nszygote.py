@@ -526,6 +526,15 @@ class Init(Server):
         entries: list[dict] = []
         blob = bytearray()
         unreadable: list[tuple[str, int]] = []  # (path in the workspace, mode) to put back
+        # The copy is held in this server's memory, which the sandbox's files already share: at most
+        # a quarter of it, as the evaluation copies at most (a workspace of 138 MB in 512 had the OOM
+        # killer take the server mid-snapshot, and the episode with it)
+        bound = min(SNAPSHOT_MAX, int(self.cfg["limits"]["memory_mb"]) << 18)
+
+        def too_big(size: int) -> None:
+            if size > bound:
+                raise OSError(errno.EFBIG, f"the workspace's changes hold more than {bound >> 20} MiB, more than "
+                                           "a fork copies (a quarter of the sandbox's memory)")
 
         def opened(dfd: int, name: str, path: str, st: os.stat_result, flags: int) -> int:
             """An entry the commands made unreadable (``chmod 000``: they own it, as this server
@@ -552,19 +561,19 @@ class Init(Server):
                     finally:
                         os.close(sub)
                 elif stat.S_ISREG(st.st_mode):
+                    too_big(len(blob) + st.st_size)
                     fd = opened(dfd, entry.name, path, st, 0)
                     try:
                         offset = len(blob)
                         while True:  # (the size may change under a writer that still runs)
-                            chunk = os.read(fd, max(st.st_size - (len(blob) - offset), 0) or 1 << 20)
+                            chunk = os.read(fd, min(max(st.st_size - (len(blob) - offset), 0) or 1 << 20, 1 << 24))
                             if not chunk:
                                 break
                             blob.extend(chunk)
+                            too_big(len(blob))
                     finally:
                         os.close(fd)
                     entries.append({"p": path, "k": "f", "o": offset, "n": len(blob) - offset, **_meta(st)})
-                    if len(blob) > SNAPSHOT_MAX:
-                        raise OSError(errno.EFBIG, f"the workspace's changes exceed {SNAPSHOT_MAX >> 20} MiB")
                 elif stat.S_ISLNK(st.st_mode):
                     entries.append({"p": path, "k": "l", "target": os.readlink(entry.name, dir_fd=dfd)})
                 elif stat.S_ISFIFO(st.st_mode):
@@ -583,7 +592,7 @@ class Init(Server):
                     os.chmod(merged, mode, follow_symlinks=False)
                 except OSError:
                     pass
-        return {"entries": entries}, bytes(blob)
+        return {"entries": entries}, blob  # (not copied into bytes: send_msg sends it as it is)
 
     def op_restore(self, req, body):
         """Lay a snapshot's entries over this (pristine) sandbox's workspace."""

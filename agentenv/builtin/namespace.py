@@ -518,6 +518,7 @@ class NamespaceSandbox(AgentSandbox):
         self._lock = threading.Lock()
         self._dead: str | None = None
         self._ooms = 0  # the OOM kills its memory cgroup had counted when the last command ended
+        self._lost: str | None = None  # what the agent did that killed it, for every later call
         #: host pid of the sandbox's init (pid 1 inside), for leak checks and memory accounting
         self.init_pid = 0
 
@@ -528,7 +529,7 @@ class NamespaceSandbox(AgentSandbox):
     def _call(self, req: dict, body: bytes = b"", timeout: float = 30.0) -> tuple[dict, bytes]:
         with self._lock:
             if self._dead:
-                raise SandboxError(f"sandbox {self._sid} is {self._dead}")
+                raise SandboxError.dead(f"sandbox {self._sid} is {self._dead}", self._lost)
             try:
                 self._sock.settimeout(timeout)
                 proto.send_msg(self._sock, req, body)
@@ -540,7 +541,9 @@ class NamespaceSandbox(AgentSandbox):
                 self._backend._release(self._sid)
                 message = f"sandbox {self._sid} died during {req['op']}: {exc}"
                 if oom_kills > self._ooms:  # memory its commands held (tmpfs files, processes) took its init
-                    raise SandboxError.out_of_memory(message, self._request.limits.memory_mb) from exc
+                    error = SandboxError.out_of_memory(message, self._request.limits.memory_mb)
+                    self._lost = error.agents_doing
+                    raise error from exc
                 raise SandboxError(message) from exc
         if "error" in reply:
             self._raise_reply_error(req, reply, f"sandbox {self._sid}")

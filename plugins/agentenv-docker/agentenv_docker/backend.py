@@ -548,6 +548,7 @@ class DockerSandbox(AgentSandbox):
         self.isolation = isolation
         self._lock = threading.Lock()
         self._dead: str | None = None
+        self._lost: str | None = None  # what the agent did that killed it, for every later call
         self._ooms = 0  # the OOM kills its memory cgroup had counted when the last command ended
         self._answered = time.time()  # when its helper last answered (it was alive then)
 
@@ -563,7 +564,7 @@ class DockerSandbox(AgentSandbox):
     def _call(self, req: dict, body: bytes = b"", timeout: float = _OP_TIMEOUT_S) -> tuple[dict, bytes]:
         with self._lock:
             if self._dead:
-                raise SandboxError(f"container {self.container_name} is {self._dead}")
+                raise SandboxError.dead(f"container {self.container_name} is {self._dead}", self._lost)
             stream = self._box.stream
             try:
                 stream.sock.settimeout(timeout)
@@ -588,7 +589,9 @@ class DockerSandbox(AgentSandbox):
                 self._die("dead (killed from outside, or its helper died)")
                 message = f"container {self.container_name} died during {req['op']}: {exc}"
                 if oom:
-                    raise SandboxError.out_of_memory(message, self._request.limits.memory_mb) from exc
+                    error = SandboxError.out_of_memory(message, self._request.limits.memory_mb)
+                    self._lost = error.agents_doing
+                    raise error from exc
                 raise SandboxError(message) from exc
         if "error" in reply:
             self._raise_reply_error(req, reply, f"container {self.container_name}")
