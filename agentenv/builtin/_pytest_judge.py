@@ -79,6 +79,7 @@ _map, _chain, _is, _is_not, _set, _repeat = map, itertools.chain, operator.is_, 
 _dict_get = dict.get
 _code, _defaults, _kwdefaults = (operator.attrgetter(name) for name in ("__code__", "__defaults__", "__kwdefaults__"))
 _isinstance, _type, _len, _id, _getattr, _bool, _abs = isinstance, type, len, id, getattr, bool, abs
+_type_attr = type.__getattribute__  # (a type's own attributes, whatever its metaclass answers)
 _sha256, _str, _bytes, _open = hashlib.sha256, str, bytes, open
 _find_spec = importlib.machinery.PathFinder.find_spec
 _getframe = sys._getframe
@@ -491,14 +492,35 @@ def _plain(value, wildcard=False):
     return value
 
 
-def _claims(kind, op, value, probe):
-    """What ``kind.op(value, probe)`` says, as the ``assert`` would take it (truthiness: ``__eq__``
-    returning ``1`` passes an assert as ``True`` does); None when it says nothing or raises."""
-    method = _getattr(kind, op, None)
-    if method is None:
+def _slot(kind, op, value):
+    """What the interpreter calls for ``value op ...``: *op* found in the dictionaries of *kind*'s MRO
+    (as ``_PyType_Lookup`` finds it) and bound through its type's ``__get__`` (as the slot binds it);
+    None where no class defines it. ``getattr(kind, op)`` goes through the metaclass, whose
+    ``__getattribute__`` (or a descriptor's ``__get__(None, kind)``) hid an ``__eq__`` that ``==`` still
+    called: always-equal results passed unchecked, 10 of the 40 pybugs tasks at full marks (red team,
+    stop 33)."""
+    for klass in _type_attr(kind, "__mro__"):
+        found = _type_attr(klass, "__dict__").get(op, _GONE)
+        if found is not _GONE:
+            break
+    else:
         return None
+    for klass in _type_attr(_type(found), "__mro__"):
+        get = _type_attr(klass, "__dict__").get("__get__", _GONE)
+        if get is not _GONE:
+            return get(found, value, kind)
+    return found
+
+
+def _claims(kind, op, value, probe):
+    """What ``value op probe`` says through *kind*'s own method, as the ``assert`` would take it
+    (truthiness: ``__eq__`` returning ``1`` passes an assert as ``True`` does); None when it says
+    nothing or raises."""
     try:
-        result = method(value, probe)
+        method = _slot(kind, op, value)
+        if method is None:
+            return None
+        result = method(probe)
         return None if result is NotImplemented else _bool(result)
     except Exception:
         return None
@@ -508,11 +530,11 @@ def _near(kind, value, probe):
     """Whether ``value - probe`` or ``probe - value`` comes out within ``pytest.approx``'s default
     tolerance of nothing (what ``approx``, ``abs(a - b) < tol`` and ``assertAlmostEqual`` read)."""
     for op in ("__sub__", "__rsub__"):
-        method = _getattr(kind, op, None)
-        if method is None:
-            continue
         try:
-            difference = method(value, probe)
+            method = _slot(kind, op, value)
+            if method is None:
+                continue
+            difference = method(probe)
             if difference is not NotImplemented and _bool(_abs(difference) <= 1e-6 * _abs(probe)):
                 return True
         except Exception:
