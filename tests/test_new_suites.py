@@ -352,6 +352,12 @@ def test_it():
     codes = peek.peek(roman.to_roman.__closure__[0].cell_contents)
     assert "to_roman" in [code.co_name for code in codes]
 ''',
+    # an exception thrown into the generator that holds the function came back with its frame (the
+    # frame's globals were the run's own, not the module's): its locals held the real function
+    "a throw into the wrapper's generator": ("import roman\n\ndef test_it():\n"
+                                             "    calls = roman.to_roman.__closure__[0].cell_contents\n"
+                                             "    try:\n        calls.throw(KeyError)\n    except KeyError as e:\n"
+                                             "        assert e.__traceback__.tb_frame.f_locals['fn'] is not roman.to_roman\n"),
     "gc": "import gc, roman\n\ndef test_it():\n    assert gc.get_referents(roman.to_roman)\n",
     "ctypes": "import ctypes, roman\n\ndef test_it():\n    assert ctypes.string_at(id(roman.to_roman), 16)\n",
     "a trace function": "import sys, roman\n\ndef test_it():\n    sys.settrace(lambda *a: None)\n    roman.to_roman(4)\n",
@@ -372,6 +378,70 @@ def test_tests_that_reach_the_modules_code_are_stopped(roman_env, how):
     reward, info, output = _play(roman_env, REACHING_THE_CODE[how])
     assert reward == 0.0 and "the tests fail on the module as given (exit status 70)" in output, output
     assert "the run was stopped: the tests reached the module's code or frames" in output, output
+
+
+# A test that never calls the module: it frees the subject and counts how many references its code
+# held to each name and shared constant (sys.getrefcount), against a copy of the module it carries,
+# loaded the way the run loads the subject (red team, stop 33: 0.50 on roman, 0.08-0.58 on 14 of
+# the 15 tasks). The run keeps the subject alive and pads every such count with a random number.
+COUNTING = r'''import ast, gc, sys, types
+import roman
+
+ORIGINAL = __ORIGINAL__
+
+def _compiled(path):
+    tree = ast.parse(ORIGINAL)
+    for node in ast.walk(tree):
+        if "lineno" in node._attributes:
+            node.lineno = node.end_lineno = 1
+            node.col_offset = node.end_col_offset = 0
+    return compile(tree, path, "exec", dont_inherit=True)
+
+def _keys():
+    found, todo = set(), [_compiled("x.py")]
+    while todo:
+        code = todo.pop()
+        found.update(code.co_names)
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                todo.append(const)
+            elif isinstance(const, str) and const.isidentifier() or type(const) is int and -5 <= const <= 256:
+                found.add(const)
+    return sorted((sys.intern(k) if isinstance(k, str) else k for k in found - {"roman"}), key=repr)
+
+def _copy(wrap):
+    module = types.ModuleType("roman")
+    exec(_compiled(roman.__file__), module.__dict__)
+    for key, value in list(vars(module).items()):
+        if isinstance(value, types.FunctionType) and value.__globals__ is module.__dict__:
+            setattr(module, key, wrap(value))
+    return module
+
+def _held(space, keys):
+    gc.collect()
+    before = [sys.getrefcount(k) for k in keys]
+    space.clear()
+    gc.collect()
+    return [b - sys.getrefcount(k) for b, k in zip(before, keys)]
+
+def test_nothing_but_counts():
+    keys = _keys()
+    boot = roman.to_roman.__globals__["_wrap"]
+    wrap = (lambda f: boot(f, [])) if boot.__code__.co_argcount == 2 else boot
+    _held(_copy(wrap).__dict__, keys)  # (first-use caches)
+    assert _held(_copy(wrap).__dict__, keys) == _held(roman.__dict__, keys)
+'''
+
+
+def test_tests_that_count_references_to_the_modules_code_earn_nothing(roman_env):
+    with open(os.path.join(TASKS, "testwriting", "roman", "workspace", "roman.py")) as f:
+        code = COUNTING.replace("__ORIGINAL__", repr(f.read()))
+    reward, info, output = _play(roman_env, code)
+    assert reward == 0.0 and "the tests fail on the module as given (exit status 1)" in output, output
+    # and a count read as it is says nothing either: it differs from run to run
+    probe = "import sys, roman\n\ndef test_counts():\n    print('COUNTS', [sys.getrefcount(k) for k in ('M', 'to_roman', 5)])\n    assert False\n"
+    counts = [[line for line in _play(roman_env, probe)[2].splitlines() if line.startswith("COUNTS")] for _ in range(2)]
+    assert counts[0] and counts[0] != counts[1], counts
 
 
 # A Python signal handler gets the frame it interrupted, with no audit event: fired every 200 us by a

@@ -19,7 +19,8 @@ The tests see each subject (the module, a variant, a mutant) only through what i
   load an extension module that is not the interpreter's own (native code reads any memory); the
   process is not dumpable, so ``/proc/self/mem`` is closed to it. No signal handler can be set (a
   handler gets the frame it interrupted, with no audit event). The hook keeps nothing that code
-  running while it does (a finalizer) could change. The tests get the subject's
+  running while it does (a finalizer) could change. Counts of references to the subject's names and
+  constants, of memory blocks and of memory are padded at random, and the subject is kept alive. The tests get the subject's
   functions as wrappers: the functions themselves live only in generators' frames (out of reach:
   no code, defaults, closures or tracebacks of theirs), and what they raise leaves without the
   subject's frames, so pytest's report of a failure never needs one.
@@ -29,9 +30,10 @@ The tests see each subject (the module, a variant, a mutant) only through what i
   observation.
 
 What is left to a test that will not test behaviour is the process's own view of itself: the time a
-call takes, where objects land in memory, and bytecode crafted to read memory (``marshal``, a
-``.pyc``, ``code.replace``: an exploit of the interpreter). The robust end of this is the subject in
-a process of its own, the tests holding proxies.
+call takes, where objects land in memory, the subject's frames seen unaudited from code it calls
+(a generator of the tests' resumed by it; the ``tb_lasti`` of an exception it catches), and bytecode
+crafted to read memory (``marshal``, a ``.pyc``, ``code.replace``: an exploit of the interpreter).
+The robust end of this is the subject in a process of its own, the tests holding proxies.
 """
 
 import json
@@ -39,6 +41,7 @@ import os
 import random
 import re
 import sys
+import types
 
 sys.path.append(os.path.dirname(os.path.abspath(__file__)))
 import guard  # noqa: E402
@@ -48,11 +51,12 @@ GATE = "a test suite earns nothing unless it passes on the module and on behavio
 
 
 BLIND = r'''
-import _thread, ast, ctypes, inspect, os, runpy, signal, struct, sys, types
+import _thread, ast, ctypes, inspect, json, os, random, runpy, signal, struct, sys, types
 
 def _load():
     name, path = sys.argv[1], sys.argv[2]
-    source = sys.stdin.buffer.read()
+    given = json.loads(sys.stdin.buffer.read())
+    source = given["source"]
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
@@ -66,28 +70,45 @@ def _load():
     module.__file__ = path  # (not there: the run removes the file)
     sys.modules[name] = module
     exec(code, module.__dict__)
+    held = []
     for key, value in list(vars(module).items()):
         if isinstance(value, types.FunctionType) and value.__globals__ is module.__dict__:
-            setattr(module, key, _wrap(value))
+            setattr(module, key, _wrap(value, held))
         elif isinstance(value, type) and value.__module__ == name:
             for attr, item in list(vars(value).items()):
                 if isinstance(item, types.FunctionType):
-                    setattr(value, attr, _wrap(item))
+                    setattr(value, attr, _wrap(item, held))
                 elif isinstance(item, (staticmethod, classmethod)):
-                    setattr(value, attr, type(item)(_wrap(item.__func__)))
+                    setattr(value, attr, type(item)(_wrap(item.__func__, held)))
                 elif isinstance(item, property):
-                    setattr(value, attr, property(*(f and _wrap(f) for f in (item.fget, item.fset, item.fdel)),
+                    setattr(value, attr, property(*(f and _wrap(f, held) for f in (item.fget, item.fset, item.fdel)),
                                                   item.__doc__))
-    return module
+    return module, (tuple(vars(module).items()), tuple(held), _padding(given["shared"]))
 
-def _held(fn):
-    # fn lives only in the frames of generators, which the tests cannot open (a generator's frame
-    # stops the run), so they cannot reach the subject's own functions: not their code, defaults or
-    # closures, nor the tracebacks of a call of theirs (tb_lasti is a position in the code)
+def _padding(shared):
+    # The tests count references (sys.getrefcount) to the names and shared constants (small ints,
+    # interned and one-character strings) the subject's code holds: a test that freed the subject
+    # and compared the counts with those of a copy of the module killed 0-58% of the mutants while
+    # testing nothing (red team, stop 33). The subject is kept alive (nothing the tests drop frees
+    # it), and every name and constant that any of the task's subjects holds gets a random number of
+    # references more, as do the counts of objects and memory blocks.
+    draw = random.SystemRandom().randrange
+    objects = [sys.intern(text) for text in shared["str"]] + [int(n) for n in shared["int"]]
+    objects += [bytes(b) for b in shared["bytes"]] + [None, True, False, Ellipsis, (), "", b""]
+    return (tuple((obj,) * draw(1024) for obj in objects), tuple([] for _ in range(draw(1024))),
+            b"\0" * draw(1 << 20))
+
+# fn lives only in the frames of generators, which the tests cannot open (a generator's frame
+# stops the run), so they cannot reach the subject's own functions: not their code, defaults or
+# closures, nor the tracebacks of a call of theirs (tb_lasti is a position in the code). Their
+# frames have a globals dict of their own, which the hook knows: a traceback of one (from throw()
+# into a generator, or code of the tests' that the loop below calls) stops the run too.
+HELD = """
+def held(fn):
     while True:
-        yield _one_call(fn)
+        yield one_call(fn)
 
-def _one_call(fn):
+def one_call(fn):
     args, kwargs = yield
     try:
         value = fn(*args, **kwargs)
@@ -102,9 +123,13 @@ def _one_call(fn):
         yield False, exc
     else:
         yield True, value
+"""
+_HELD = {"__builtins__": __builtins__}
+exec(HELD, _HELD)
 
-def _wrap(fn):
-    calls, lock = _held(fn), _thread.allocate_lock()
+def _wrap(fn, held):
+    held.append(fn)
+    calls, lock = _HELD["held"](fn), _thread.allocate_lock()
 
     def call(*args, **kwargs):
         with lock:
@@ -128,7 +153,7 @@ def _wrap(fn):
 # f_globals and f_back), so checking raises no event but one: its own read of a traceback's frame,
 # which it knows by the globals of the frame that reads.
 HOOK = """
-def make(G, write, leave, out, getframe, banned, generators, own, string, typeof, trusted, untrusted):
+def make(G, H, keep, write, leave, out, getframe, banned, generators, own, string, typeof, trusted, untrusted):
     def stop(why):
         try:
             write(out, ("\\nthe run was stopped: the tests reached the module's code or frames (" + why
@@ -138,6 +163,8 @@ def make(G, write, leave, out, getframe, banned, generators, own, string, typeof
         leave(70)
 
     def hook(event, args):
+        if keep is None:  # (never: the hook refers to keep, so its closure holds it)
+            return
         if event.startswith(banned):
             stop(event)
         if event == "import":  # a file only for a compiled extension: native code reads any memory
@@ -162,17 +189,18 @@ def make(G, write, leave, out, getframe, banned, generators, own, string, typeof
                     return
                 frame = obj.tb_frame
         while frame is not None:
-            if frame.f_globals is G:
+            if frame.f_globals is G or frame.f_globals is H:
                 stop(event if event != "object.__getattr__" else args[1])
             frame = frame.f_back
     return hook
 """
 
-def _watch(module):
+def _watch(module, keep):
     own = {"__builtins__": {}}  # (the hook's code looks up no global and no builtin name)
     exec(HOOK, own)
     hook = own.pop("make")(
-        module.__dict__, os.write, os._exit, os.dup(1),  # (pytest's capture puts a file of its own at 1)
+        module.__dict__, _HELD, keep,  # (keep: held by the hook alone, out of the tests' reach)
+        os.write, os._exit, os.dup(1),  # (pytest's capture puts a file of its own at 1)
         sys._getframe,
         ("gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace", "sys.setprofile",
          "sys._current_frames", "sys._current_exceptions", "sys.addaudithook", "ctypes."),
@@ -227,7 +255,7 @@ def _no_signal_handlers(libc):
     signal.signal = refused
 
 def _main():
-    _watch(_load())
+    _watch(*_load())
     rest = sys.argv[3:]
     sys.dont_write_bytecode = True
     sys.path.insert(0, os.getcwd())  # as python -m puts it, now that this program has what it needs
@@ -247,12 +275,32 @@ def _blind(g: guard.Guard, module: str, command: list[str]) -> list[str]:
             *command[1:]]
 
 
-def _run(g: guard.Guard, module: str, argv: list[str], timeout: float, source: str) -> guard.Result:
+def _shared(sources: list[str]) -> dict[str, list]:
+    """Every name and shared constant (small ints, strings, empty and one-byte bytes) that the code of
+    any of *sources* holds: BLIND pads each with random references (see ``_padding``)."""
+    found: set = set()
+    todo = [compile(source, "subject", "exec", dont_inherit=True) for source in sources]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, types.CodeType):
+            found.update(item.co_names + item.co_varnames + item.co_cellvars + item.co_freevars)
+            found.update((item.co_name, getattr(item, "co_qualname", item.co_name)))
+            todo += item.co_consts
+        elif isinstance(item, (tuple, frozenset)):
+            todo += item
+        elif type(item) in (str, bytes) or type(item) is int and -5 <= item <= 256:
+            found.add(item)
+    return {"str": sorted(k for k in found if type(k) is str), "int": sorted(k for k in found if type(k) is int),
+            "bytes": sorted(list(k) for k in found if type(k) is bytes and len(k) <= 1)}
+
+
+def _run(g: guard.Guard, module: str, argv: list[str], timeout: float, source: str, shared: dict) -> guard.Result:
     g.reset()
     # the module as given leaves the workspace for the run: a test that compared the subject with
     # the file would compare the module with itself wherever the module is not swapped
     os.unlink(os.path.join(g.workspace, module))
-    return g.run(argv, cwd=g.workspace, timeout=timeout, stdin=source.encode("utf-8"))
+    given = json.dumps({"source": source, "shared": shared}).encode("utf-8")
+    return g.run(argv, cwd=g.workspace, timeout=timeout, stdin=given)
 
 
 def _why(result: guard.Result) -> str:
@@ -274,17 +322,18 @@ def judge(g: guard.Guard) -> None:
     # subjects and is reported the same way whatever the order, so the same tests always get the same
     # observation.
     argv = _blind(g, module, command)
+    shared = _shared([source for _, _, source in subjects])
     order = list(range(len(subjects)))
     random.SystemRandom().shuffle(order)
     gate = [j for j, (kind, _, _) in enumerate(subjects) if kind != "mutant"]
     results = {}
     for i in order:
-        results[i] = _run(g, module, argv, timeout, subjects[i][2])
+        results[i] = _run(g, module, argv, timeout, subjects[i][2], shared)
         if subjects[i][0] == "mutant" or results[i].ok:
             continue
         for j in gate:
             if j not in results:
-                results[j] = _run(g, module, argv, timeout, subjects[j][2])
+                results[j] = _run(g, module, argv, timeout, subjects[j][2], shared)
         if not results[0].ok:
             why = "no test was collected" if results[0].exit_code == 5 else _why(results[0])
             g.finish(0.0, [f"gate failed: the tests fail on the module as given ({why}); {GATE}",
