@@ -444,6 +444,33 @@ def test_tests_that_count_references_to_the_modules_code_earn_nothing(roman_env)
     assert counts[0] and counts[0] != counts[1], counts
 
 
+# Code of the tests' that ran inside the audit hook took its frame, and with it what the hook refers
+# to (the padding, the real functions, its own globals, which made its check of a traceback's frame
+# pass for code run in them): a finalizer of a collection that a frame the hook walked set off, and
+# an event raised with sys.audit whose argument is a str subclass (red team, stop 33: the counts undone,
+# 0.08-0.50 on all 15 tasks). No collection runs in the hook, and it reads nothing of a forged event.
+INSIDE_THE_HOOK = {
+    "a finalizer": ("import gc, sys, roman\n\nseen = []\n\nclass Cycle:\n    def __del__(self):\n"
+                    "        seen.append(sys._getframe(1).f_code.co_name)\n\n"
+                    "def deep(n):\n    return deep(n - 1) if n else sys._getframe()\n\n"
+                    "def test_it():\n    threshold = gc.get_threshold()\n    for k in range(1, 40):\n"
+                    "        gc.disable()\n        c = Cycle()\n        c.me = c\n        del c\n"
+                    "        gc.set_threshold(gc.get_count()[0] + k)\n        gc.enable()\n        deep(60)\n"
+                    "        gc.set_threshold(*threshold)\n        gc.collect()\n    assert {'hook', 'check'} & set(seen)\n"),
+    "a forged event": ("import sys, roman\n\nseen = []\n\nclass Name(str):\n    def __hash__(self):\n"
+                       "        seen.append(sys._getframe(1).f_code.co_name)\n        return str.__hash__(self)\n\n"
+                       "def test_it():\n    sys.audit('object.__getattr__', roman.to_roman, Name('__code__'))\n"
+                       "    assert seen\n"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(INSIDE_THE_HOOK))
+def test_no_code_of_the_tests_runs_inside_the_audit_hook(roman_env, how):
+    reward, info, output = _play(roman_env, INSIDE_THE_HOOK[how])
+    assert reward == 0.0 and "the tests fail on the module as given" in output, output
+    assert "gate passed" not in output
+
+
 # A Python signal handler gets the frame it interrupted, with no audit event: fired every 200 us by a
 # timer it sampled the module's frames (their bytecode offsets and locals) and passed the gate
 # (before: 0.17 on roman with nothing tested; through the hook's own frame it had also disarmed the

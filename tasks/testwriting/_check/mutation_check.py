@@ -18,9 +18,10 @@ The tests see each subject (the module, a variant, a mutant) only through what i
   ``gc``'s object walks, ``ctypes``, trace or profile functions or audit hooks of their own, or
   load an extension module that is not the interpreter's own (native code reads any memory); the
   process is not dumpable, so ``/proc/self/mem`` is closed to it. No signal handler can be set (a
-  handler gets the frame it interrupted, with no audit event). The hook keeps nothing that code
-  running while it does (a finalizer) could change. Counts of references to the subject's names and
-  constants, of memory blocks and of memory are padded at random, and the subject is kept alive. The tests get the subject's
+  handler gets the frame it interrupted, with no audit event). No code of the tests' runs inside
+  the hook (no collection, and nothing of a forged event is read). Counts of references to the
+  subject's names and constants, of memory blocks and of memory are padded at random, and the
+  subject is kept alive. The tests get the subject's
   functions as wrappers: the functions themselves live only in generators' frames (out of reach:
   no code, defaults, closures or tracebacks of theirs), and what they raise leaves without the
   subject's frames, so pytest's report of a failure never needs one.
@@ -51,7 +52,7 @@ GATE = "a test suite earns nothing unless it passes on the module and on behavio
 
 
 BLIND = r'''
-import _thread, ast, ctypes, inspect, json, os, random, runpy, signal, struct, sys, types
+import _thread, ast, ctypes, gc, inspect, json, os, random, runpy, signal, struct, sys, types
 
 def _load():
     name, path = sys.argv[1], sys.argv[2]
@@ -148,12 +149,11 @@ def _wrap(fn, held):
     return call
 
 # The hook has a globals dict of its own with no builtins, and keeps nothing it could be made to
-# change: a handler that runs while it does (a signal's, a finalizer's) can read its frame but not
-# disarm it. It decides by identity of unaudited attributes (a function's __globals__, a frame's
+# change; no code of the tests' runs while it does, which could read its frame. It decides by identity of unaudited attributes (a function's __globals__, a frame's
 # f_globals and f_back), so checking raises no event but one: its own read of a traceback's frame,
 # which it knows by the globals of the frame that reads.
 HOOK = """
-def make(G, H, keep, write, leave, out, getframe, banned, generators, own, string, typeof, trusted, untrusted):
+def make(G, H, write, leave, out, getframe, banned, generators, own, string, typeof, trusted, untrusted, kinds, gc):
     def stop(why):
         try:
             write(out, ("\\nthe run was stopped: the tests reached the module's code or frames (" + why
@@ -162,9 +162,25 @@ def make(G, H, keep, write, leave, out, getframe, banned, generators, own, strin
             pass
         leave(70)
 
+    function, frame_type, traceback = kinds
+    isenabled, disable, enable = gc
+
     def hook(event, args):
-        if keep is None:  # (never: the hook refers to keep, so its closure holds it)
-            return
+        # No code of the tests' runs in here: an event they raise with sys.audit is checked for the
+        # exact types the interpreter's own would carry before anything of it is read (a str
+        # subclass's startswith, an object's __globals__ would run their code, which could take this
+        # frame and what it refers to), and no collection runs meanwhile (a finalizer would too).
+        if typeof(event) is not string:
+            stop("an audit event that is not the interpreter's")
+        collecting = isenabled()
+        disable()
+        try:
+            check(event, args)
+        finally:
+            if collecting:
+                enable()
+
+    def check(event, args):
         if event.startswith(banned):
             stop(event)
         if event == "import":  # a file only for a compiled extension: native code reads any memory
@@ -175,16 +191,26 @@ def make(G, H, keep, write, leave, out, getframe, banned, generators, own, strin
         frame = None
         if event == "sys._getframe":
             frame = args[0]
+            if typeof(frame) is not frame_type:
+                stop("an audit event that is not the interpreter's")
         elif event == "object.__getattr__":
             obj, name = args
+            if typeof(name) is not string:
+                stop("an audit event that is not the interpreter's")
             if name in generators:
                 stop(name)
             elif name == "__code__":
+                if typeof(obj) is not function:
+                    stop("an audit event that is not the interpreter's")
                 if obj.__globals__ is G:
                     stop(name)
             elif name == "f_code":
+                if typeof(obj) is not frame_type:
+                    stop("an audit event that is not the interpreter's")
                 frame = obj
             elif name == "tb_frame":
+                if typeof(obj) is not traceback:
+                    stop("an audit event that is not the interpreter's")
                 if getframe(1).f_globals is own:
                     return
                 frame = obj.tb_frame
@@ -196,16 +222,20 @@ def make(G, H, keep, write, leave, out, getframe, banned, generators, own, strin
 """
 
 def _watch(module, keep):
+    # keep (the subject and the padding) is held by a reference no Python object has: not the
+    # hook's closure, whose frame a finalizer that ran inside the hook read (red team, stop 33)
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(keep))
     own = {"__builtins__": {}}  # (the hook's code looks up no global and no builtin name)
     exec(HOOK, own)
     hook = own.pop("make")(
-        module.__dict__, _HELD, keep,  # (keep: held by the hook alone, out of the tests' reach)
+        module.__dict__, _HELD,
         os.write, os._exit, os.dup(1),  # (pytest's capture puts a file of its own at 1)
         sys._getframe,
         ("gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace", "sys.setprofile",
          "sys._current_frames", "sys._current_exceptions", "sys.addaudithook", "ctypes."),
         frozenset({"gi_code", "cr_code", "ag_code", "gi_frame", "cr_frame", "ag_frame"}), own, str, type,
-        _trusted(), ("_test", "_xx", "xx", "_ctypes"))
+        _trusted(), ("_test", "_xx", "xx", "_ctypes"), (types.FunctionType, types.FrameType, types.TracebackType),
+        (gc.isenabled, gc.disable, gc.enable))
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE: /proc/self/mem and the rest become root's
         _refuse("the test run cannot make itself undumpable")
