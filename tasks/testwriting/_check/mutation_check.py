@@ -211,7 +211,7 @@ def make(G, H, write, leave, out, getframe, banned, generators, own, string, typ
             elif name == "tb_frame":
                 if typeof(obj) is not traceback:
                     stop("an audit event that is not the interpreter's")
-                if getframe(1).f_globals is own:
+                if getframe(2).f_globals is own:  # (the reader, below this check and the hook)
                     return
                 frame = obj.tb_frame
         while frame is not None:
