@@ -56,6 +56,7 @@ import ast
 import builtins
 import fnmatch
 import functools
+import gc
 import hashlib
 import hmac
 import importlib
@@ -76,7 +77,6 @@ _write, _dumps = os.write, json.dumps
 _abspath, _dirname, _basename, _access = os.path.abspath, os.path.dirname, os.path.basename, os.access
 _vars, _list, _tuple, _zip, _any, _all, _sorted, _modules = vars, list, tuple, zip, any, all, sorted, sys.modules
 _map, _chain, _is, _is_not, _set, _repeat = map, itertools.chain, operator.is_, operator.is_not, set, itertools.repeat
-_dict_get = dict.get
 _code, _defaults, _kwdefaults = (operator.attrgetter(name) for name in ("__code__", "__defaults__", "__kwdefaults__"))
 _isinstance, _type, _len, _id, _getattr, _bool, _abs = isinstance, type, len, id, getattr, bool, abs
 # a type's own MRO and dictionary, read through type's descriptors: a metaclass can answer
@@ -85,9 +85,13 @@ _type_mro, _type_dict = type.__dict__["__mro__"].__get__, type.__dict__["__dict_
 _sha256, _str, _bytes, _open = hashlib.sha256, str, bytes, open
 _find_spec = importlib.machinery.PathFinder.find_spec
 _getframe = sys._getframe
+_get_referents = gc.get_referents
 _REAL_BUILTINS = vars(builtins)
 _seq = [0]
 _problems = []
+# for each baseline (by id): what its functions referred to (code objects, defaults, globals, ...)
+# when each function's code object and defaults were last read one by one (see `_check_fingerprint`)
+_referents = {}
 # set by start(), for this run only
 _NAME = _SETTINGS = _MAC = _FD = _TRUSTED = _ROOT = _PROBES = _PAIRS = _ORDERED = _NEAR = _TYPED = _LONG = _PREFIXES = _BASELINE = _HELPERS = None
 _DIGESTS = {}  # a task file's sandbox path -> the SHA-256 of the task's bytes
@@ -135,10 +139,15 @@ def start(entry):
     _PROBES, _PAIRS, _ORDERED, _NEAR, _TYPED, _LONG = _make_probes()
     builtins.__agentenv_plain__ = _plain
     _install_operand_checks()
-    sys.addaudithook(_audit)
     _snapshot_modules()
     _BASELINE = _fingerprint()
     _HELPERS = _fingerprint_helpers()
+    # Only now: noting the runner read every function's code object, and each read is an audit event
+    # (~2,500 calls of the hook, 3.6 ms). No code under test has run yet: the modules imported above
+    # are the standard library's and the runtime's that the task's files name, none of the workspace.
+    sys.addaudithook(_audit)
+    for baseline in (_BASELINE, _HELPERS):  # (both noted as they are now)
+        _referents[_id(baseline)] = _tuple(_get_referents(*baseline[2][0][1]))
     _emit({"t": "start", "pid": os.getpid()})
 
 
@@ -288,7 +297,7 @@ def _fingerprint():
             _note(rest, f"{cls.__name__}.{name}", vars(cls), name)
     entries.extend(rest)
     checks.append(_checks_of(rest))
-    return entries, modules, checks
+    return entries, modules, [_merged(checks)]
 
 
 def _runner_modules():
@@ -316,36 +325,56 @@ def _note_module(entries, modname, module, spaces=None):
 
 
 def _checks_of(entries):
-    """*entries* as checks that run in C (`_unchanged`): for each namespace (and each function's
-    keyword defaults) its keys and the values held, and the functions held with their code objects
-    and defaults. A check in Python read every entry's tuple and label too: ~0.6 ms for pytest's
-    ~3,400, after every test."""
-    spaces, functions, codes, defaults, kwdefaults, keyword = {}, [], [], [], [], ([], [], [])
-    for _, space, key, value, function, code, held in entries:
-        group = spaces.get(_id(space))
+    """*entries* as checks that run in C (`_unchanged`): ``(lookups, functions, codes, defaults,
+    kwdefaults)``, where a lookup is ``(get, namespaces, keys, values)``, one per type of namespace
+    (module dictionaries, class mappingproxies, functions' keyword defaults), its ``get`` taken now,
+    and the namespace repeated for each of its keys, so that a check is a few maps over flat tuples.
+    A check in Python read every entry's tuple and label too (~0.6 ms for pytest's ~3,400 entries,
+    after every test); one map per namespace cost ~0.3 ms more than flat ones."""
+    lookups, functions, codes, defaults, kwdefaults = {}, [], [], [], []
+
+    def look(space, key, value):
+        group = lookups.get(_type(space))
         if group is None:
-            group = spaces[_id(space)] = (space, [], [])
+            group = lookups[_type(space)] = ([], [], [])
+        group[0].append(space)
         group[1].append(key)
         group[2].append(value)
+
+    for _, space, key, value, function, code, held in entries:
+        look(space, key, value)
         if function is not None:
             functions.append(function)
             codes.append(code)
             defaults.append(held[0])
             kwdefaults.append(held[1])
-            for name, default in _zip(held[2], held[3]):  # (one flat check for every function's)
-                keyword[0].append(held[1])
-                keyword[1].append(name)
-                keyword[2].append(default)
-    return ([(space, _tuple(keys), _tuple(values)) for space, keys, values in spaces.values()], _tuple(functions),
-            _tuple(codes), _tuple(defaults), _tuple(kwdefaults), _tuple(_map(_tuple, keyword)))
+            for name, default in _zip(held[2], held[3]):
+                look(held[1], name, default)
+    return (_tuple((kind.get, _tuple(spaces), _tuple(keys), _tuple(values)) for kind, (spaces, keys, values) in lookups.items()),
+            _tuple(functions), _tuple(codes), _tuple(defaults), _tuple(kwdefaults))
 
 
-def _unchanged(checks):
-    groups, functions, codes, defaults, kwdefaults, (dicts, names, values) = checks
-    return (_all(_all(_map(_is, _map(space.get, keys, _repeat(_GONE)), values)) for space, keys, values in groups)
-            and _all(_map(_is, _map(_code, functions), codes)) and _all(_map(_is, _map(_defaults, functions), defaults))
-            and _all(_map(_is, _map(_kwdefaults, functions), kwdefaults))
-            and _all(_map(_is, _map(_dict_get, dicts, names, _repeat(_GONE)), values)))
+def _merged(checks):
+    """*checks* (`_checks_of`) as one: a lookup for each ``get``, every function in one tuple."""
+    lookups = {}
+    for check in checks:
+        for get, spaces, keys, values in check[0]:
+            group = lookups.get(get)
+            if group is None:
+                group = lookups[get] = ([], [], [])
+            for into, part in _zip(group, (spaces, keys, values)):
+                into.extend(part)
+    return ((_tuple((get, _tuple(s), _tuple(k), _tuple(v)) for get, (s, k, v) in lookups.items()),)
+            + _tuple(_tuple(_chain.from_iterable(check[i] for check in checks)) for i in range(1, 5)))
+
+
+def _unchanged(checks, functions=True):
+    """Whether *checks* hold; *functions*: read each held function's code object and defaults too
+    (`_check_fingerprint` reads them only where what the functions refer to changed)."""
+    lookups, held, codes, defaults, kwdefaults = checks
+    return (_all(_all(_map(_is, _map(get, spaces, keys, _repeat(_GONE)), values)) for get, spaces, keys, values in lookups)
+            and (not functions or _all(_map(_is, _map(_code, held), codes))
+                 and _all(_map(_is, _map(_defaults, held), defaults)) and _all(_map(_is, _map(_kwdefaults, held), kwdefaults))))
 
 
 # module name -> (module, [(namespace, its names)], entries, their checks): the modules a warm
@@ -396,7 +425,7 @@ def _fingerprint_helpers():
         module = _modules.get(modname)
         if _isinstance(module, types.ModuleType):
             _noted(entries, checks, modname, module)
-    return entries, [], checks
+    return entries, [], [_merged(checks)]
 
 
 def _note(entries, label, space, key):
@@ -427,8 +456,18 @@ _GONE = object()
 
 
 def _check_fingerprint(where, baseline=None):
-    entries, modules, checks = baseline or _BASELINE
-    if _all(_map(_unchanged, checks)) and _all(_modules.get(name, module) is module for name, module in modules):
+    baseline = baseline or _BASELINE
+    entries, modules, checks = baseline
+    # Every function's code object and defaults are among what it refers to, which one call of
+    # gc.get_referents lists for them all, in C; reading ``__code__`` one function at a time raises
+    # an audit event each (~2,500 calls of every audit hook a check). Where anything a function
+    # refers to changed (its ``__dict__`` made, say), each is read, and the list taken again.
+    held, functions = _referents.get(_id(baseline)), checks[0][1]
+    now = _get_referents(*functions)
+    read = held is None or _len(now) != _len(held) or not _all(_map(_is, now, held))
+    if _unchanged(checks[0], read) and _all(_modules.get(name, module) is module for name, module in modules):
+        if read:
+            _referents[_id(baseline)] = _tuple(now)
         return
     changed = [label for label, space, key, value, function, code, held in entries
                if space.get(key, _GONE) is not value or function is not None and (
@@ -723,7 +762,19 @@ def _module_end():
     there, which pytest calls while collecting) cannot put stand-ins in place of the tests."""
     space = _getframe(1).f_globals
     path = _abspath(_str(space.get("__file__", "")))
-    _bodies[path] = (space, _namespaces(space), _marks_of(_module_values(space)))
+    spaces, values = _namespaces(space), _module_values(space)
+    # for the check after every test (`_check_namespace`), as flat tuples compared in C: each
+    # namespace's entries that must stay (what the body defined or imported), and the marks of
+    # its functions and classes as the body left them
+    watched = []
+    for live, then in spaces.values():
+        keys = _tuple(k for k, v in then.items() if _isinstance(v, _STATE) or callable(v))
+        watched.append((live, keys, _tuple(_map(then.get, keys))))
+    marked = _tuple(v for v in values if _isinstance(v, (types.FunctionType, type)))
+    raw = _tuple(_map(_getattr, marked, _repeat("pytestmark"), _repeat(None)))
+    lists = _tuple(m for m in raw if _isinstance(m, _list))
+    _bodies[path] = (space, spaces, _marks_of(values), (watched, marked, raw, lists, _tuple(_map(_len, lists)),
+                                                       _tuple(_chain.from_iterable(lists))))
 
 
 def _namespaces(space):
@@ -735,6 +786,14 @@ def _namespaces(space):
     return found
 
 
+def _hook_or_test(name):
+    """A module hook or a test's name, as a name added to a test module's namespace (one of a
+    subclass of str, whose comparisons are its own, counts as one)."""
+    if _type(name) is not _str:
+        return _isinstance(name, _str)
+    return name in ("__getattr__", "__dir__") or name.startswith(("test", "Test"))
+
+
 def _check_namespace(item):
     """The test module's namespace holds what its body left: no function, class, module or other
     callable it defined or imported rebound or removed (in the module or its classes), no module
@@ -742,13 +801,17 @@ def _check_namespace(item):
     path = _abspath(_str(_getattr(item, "path", "")))
     if path not in _bodies:
         return
-    space, spaces, marks = _bodies[path]
+    space, spaces, marks, (watched, marked, raw, lists, sizes, items) = _bodies[path]
+    if (_all(_all(_map(_is, _map(live.get, keys, _repeat(_GONE)), values)) for live, keys, values in watched)
+            and not _any(_map(_hook_or_test, space.keys() - spaces[_id(space)][1].keys()))
+            and _all(_map(_is, _map(_getattr, marked, _repeat("pytestmark"), _repeat(None)), raw))
+            and _tuple(_map(_len, lists)) == sizes and _all(_map(_is, _chain.from_iterable(lists), items))):
+        return  # (the same as below, in C but for the names added: a test module's thousand tests cost O(n) each)
     changed = []
     for live, then in spaces.values():  # (a mappingproxy for a class: its keys and values read alike)
         # a test may keep data in globals, new ones included; what the body defined stays, and no
         # module hook (``__getattr__``) or test appears (pytest adds its fixtures to classes)
-        changed += [k for k in _set(live) - _set(then) if live is space and (
-            k in ("__getattr__", "__dir__") or k.startswith(("test", "Test")))]
+        changed += [k for k in _set(live) - _set(then) if live is space and _hook_or_test(k)]
         changed += [k for k, v in then.items() if (_isinstance(v, _STATE) or callable(v)) and live.get(k, _GONE) is not v]
     now = _marks_of(_module_values(space))
     changed += [f"marks of {_getattr(v, '__qualname__', '?')}" for v in _module_values(space)
@@ -928,8 +991,12 @@ def _check_globals(item, space):
     """The test module's globals shadow no builtin that its own code does not bind: code under test
     can put a ``range`` that yields nothing, or an ``all`` that is always true, into the module that
     imported it (a star import binds what the module it names has)."""
-    names, stars = _globals.get(_abspath(_str(_getattr(item, "path", ""))), (None, ()))
+    path = _abspath(_str(_getattr(item, "path", "")))
+    names, stars = _globals.get(path, (None, ()))
     if names is None:
+        return
+    values = _module_values(space)
+    if _checked_before("globals", path, space, values):
         return
     found = []
     for name, value in _list(space.items()):
@@ -943,7 +1010,22 @@ def _check_globals(item, space):
     if found:
         _problem("runner-modified", f"{item.nodeid}: the test module's globals shadow builtins that its code does "
                  f"not bind ({', '.join(_sorted(found)[:5])}): put there by code under test")
-    _check_functions(item, _module_values(space))
+    _check_functions(item, values)
+
+
+_checked = {}  # (check, test module file) -> its keys, its values and its classes', and what they refer to, then
+
+
+def _checked_before(check, path, space, values):
+    """Whether *check* ran on the test module at *path* as it is now: the same keys, the same
+    *values* (`_module_values`) and the same objects its functions refer to (code objects, defaults,
+    globals), by identity (held here, so that no id is reused). The checks this spares read every
+    value in Python after every test: a module's n tests cost O(n^2) (a thousand tests, seconds)."""
+    keys, referents = _tuple(space), _get_referents(*[v for v in values if _type(v) is types.FunctionType])
+    state = (_len(keys), _len(values), _len(referents), _tuple(_chain(keys, values, referents)))
+    last = _checked.get((check, path))
+    _checked[(check, path)] = state
+    return last is not None and last[:3] == state[:3] and _all(_map(_is, last[3], state[3]))
 
 
 def _check_bindings(item):
@@ -1086,6 +1168,8 @@ def _check_builtins(item):
         return
     found = space.get("__builtins__", builtins)
     values = _module_values(space)
+    if _checked_before("builtins", _abspath(_str(_getattr(item, "path", ""))), space, values):
+        return
     if (found is not builtins and found is not _REAL_BUILTINS) or _any(
             _isinstance(v, types.FunctionType) and v.__globals__ is space
             and _getattr(v, "__builtins__", _REAL_BUILTINS) is not _REAL_BUILTINS for v in values):
@@ -1319,7 +1403,7 @@ def _check_uncollected(config):
     files, _, functions = _selection_at_start[0][len(_SELECTION_OPTIONS):len(_SELECTION_OPTIONS) + 3]
     named = {_abspath(os.path.join(_str(config.invocation_params.dir), arg.partition("::")[0]))
              for arg in _selection_at_start[0][-1] if "::" in arg}
-    for path, (space, spaces, marks) in _list(_bodies.items()):
+    for path, (space, spaces, *_) in _list(_bodies.items()):
         if path not in _DIGESTS or path in named or not _any(fnmatch.fnmatch(_basename(path), p) for p in files):
             continue  # (a conftest.py, a module named on the command line)
         if path in _skipped:
