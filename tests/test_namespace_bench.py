@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -39,3 +40,14 @@ def test_bench_prints_the_table_and_writes_the_figures(tmp_path):
 def _path_without_docker() -> str:
     return ":".join(d for d in os.environ.get("PATH", "/usr/bin:/bin").split(":")
                     if not os.path.exists(os.path.join(d, "docker")))
+
+
+def test_the_judge_bench_runs_judged_and_plain_pytest_and_prints_the_judges_cost():
+    # every judged and plain run must pass (the bench stops on a failed first run), for each module size
+    proc = subprocess.run([sys.executable, os.path.join(REPO, "bench", "bench_judge.py"), "--runs", "2",
+                           "--tests", "1,3"], capture_output=True, text=True, timeout=600, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for n in ("1 test ", "3 tests"):
+        assert re.search(rf"{n}\s+judged\s+CPU p50\s+[\d.]+ ms\s+[\d.]+x plain; the judge\s+-?[\d.]+ ms a test",
+                         proc.stdout), proc.stdout
+        assert re.search(rf"{n}\s+plain\s+CPU p50\s+[\d.]+ ms", proc.stdout), proc.stdout
