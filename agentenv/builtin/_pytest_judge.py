@@ -805,7 +805,8 @@ def _seal(code):
 
 
 def _sealed(mark):
-    return {_MARK: _CHECK, _MARK + ":builtins": _BUILTINS_PROXY, _MARK + ":end": _module_end}[mark]
+    return {_MARK: _CHECK, _MARK + ":builtins": _BUILTINS_PROXY, _MARK + ":end": _module_end,
+            _MARK + ":ran": _body_ran, _MARK + ":raised": _body_raised, _MARK + ":left": _body_left}[mark]
 
 
 _bodies = {}  # a task's test module file -> (its namespace, a copy as its body left it, the marks then)
@@ -927,6 +928,8 @@ def _install_operand_checks():
             _globals[path] = _module_names(mod)
             if sealing and not _globals[path][1]:  # (a star import may bind any name)
                 ast.fix_missing_locations(_SealBuiltins(_globals[path][0]).visit(mod))
+            if sealing:  # unittest methods say whether they ran and raised (see `_record_bodies`)
+                _record_bodies(mod.body, "", _recorded.setdefault(path, set()))
             if sealing:  # the module's namespace as its body leaves it, before anything else can run
                 end = ast.Call(ast.IfExp(ast.Constant(True), ast.Constant(_MARK + ":end"), ast.Constant(None)), [], [])
                 mod.body.append(ast.Expr(end))
@@ -990,6 +993,47 @@ def _undecorated(statements, prefix):
             if _all(_is_mark(d) for d in node.decorator_list):  # (``@mock.patch`` on a class wraps its tests)
                 names |= _undecorated(node.body, f"{prefix}{node.name}.")
     return names
+
+
+def _record_bodies(statements, prefix, found):
+    """In the ``test*`` methods of the module's top-level classes (unittest's shape; pytest calls
+    them through unittest, not `pytest_pyfunc_call`), the body is wrapped so that the judge hears
+    that it ran and whether it raised: ``(MARK:ran)()``, then ``try: <body> except BaseException:
+    (MARK:raised)(); raise finally: (MARK:left)()``, sealed constants (a test that calls another and
+    catches its failure counts as the outer body did). *found*: their qualified names."""
+    for node in statements:
+        if not _isinstance(node, ast.ClassDef):
+            continue
+        for method in node.body:
+            if _isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.name.startswith("test") and method.body:
+                first = method.body[0]
+
+                def call(mark):
+                    return ast.copy_location(ast.Expr(ast.Call(ast.IfExp(ast.Constant(True), ast.Constant(
+                        _MARK + mark), ast.Constant(None)), [], [])), first)
+
+                handler = ast.ExceptHandler(ast.Name("BaseException", ast.Load()), None,
+                                            [call(":raised"), ast.copy_location(ast.Raise(), first)])
+                method.body = [call(":ran"), ast.copy_location(ast.Try(method.body, [handler], [], [call(":left")]), first)]
+                found.add(f"{prefix}{node.name}.{method.name}")
+    ast.fix_missing_locations(ast.Module(statements, []))
+
+
+def _body_ran():
+    if _running[0] is not None:
+        _depth[0] += 1
+        if _depth[0] == 1:
+            _bodies_run[_running[0].nodeid] = "returned"
+
+
+def _body_raised():
+    if _running[0] is not None and _depth[0] == 1:
+        _bodies_run[_running[0].nodeid] = "raised"
+
+
+def _body_left():
+    if _running[0] is not None:
+        _depth[0] -= 1
 
 
 def _bindings(statements):
@@ -1256,6 +1300,9 @@ _calls = {}  # node id -> what the test call (``item.runtest()``) did
 _inner = {}  # node id -> what the test function did, where pytest_pyfunc_call ran it (see there)
 _running = [None, None]  # the item whose call runs now, and the function its checks saw
 _needs_inner = {}  # node id -> whether its call must go through pytest_pyfunc_call (`_inner_call_needed`)
+_recorded = {}  # a task's test module file -> qualified names of the methods `_record_bodies` wrapped
+_bodies_run = {}  # node id -> what such a method's body did in the item's call
+_depth = [0]  # such bodies running now, one inside another
 _known_plugins = set()
 _item_types = {}
 
@@ -1604,6 +1651,8 @@ def pytest_runtest_call(item):
                      f"({'its ' + ', '.join(shadowed) + ' replaced' if shadowed else 'its class, session or config'})")
     _needs_inner[item.nodeid] = _inner_call_needed(item)
     _inner.pop(item.nodeid, None)
+    _bodies_run.pop(item.nodeid, None)
+    _depth[0] = 0
     _running[:] = [item, function]
     try:
         outcome = yield
@@ -1640,6 +1689,12 @@ def pytest_pyfunc_call(pyfuncitem):
         _inner[item.nodeid] = "returned" if excinfo is None else "raised"
 
 
+def _body_recorded(nodeid):
+    """Whether the test is a method whose body `_record_bodies` wrapped (a unittest method of a task's file)."""
+    path, name = _expected.get(nodeid, (None, None))
+    return name is not None and name in _recorded.get(path, ())
+
+
 def _inner_call_needed(item):
     """Whether pytest's own ``Function.runtest`` runs *item* (it calls the test function through
     `pytest_pyfunc_call`; a unittest method or a doctest runs otherwise): its class is ``Function``
@@ -1671,6 +1726,9 @@ def pytest_runtest_logreport(report):
         elif _needs_inner.get(report.nodeid) and _inner.get(report.nodeid) != "returned":
             _problem("report-forged", f"{report.nodeid}: reported as passed, but the test function "
                      f"{_inner.get(report.nodeid, 'never ran where pytest calls it')}")
+        elif _body_recorded(report.nodeid) and _bodies_run.get(report.nodeid) != "returned":
+            _problem("report-forged", f"{report.nodeid}: reported as passed, but the test method's body "
+                     f"{_bodies_run.get(report.nodeid, 'never ran')}")
     if report.when == "call":
         with _NoCollection():
             _check_collector(report.nodeid)
