@@ -103,3 +103,44 @@ def test_a_step_naming_an_unknown_format_or_bad_options_is_a_spec_error(tmp_path
     assert "did you mean 'junit'" in str(pytest.raises(agentenv.TaskSpecError, task, tmp_path, [
         {"action": "run_command", "command": "true", "report": {"format": "junt"}}],
         {"metric": "report_score", "weight": 1.0}).value)
+
+
+def _signed(key, records):
+    import hashlib
+    import hmac
+    lines = []
+    for seq, record in enumerate(records, start=1):
+        text = json.dumps(record).encode()
+        lines.append(text + b"\t" + hmac.new(key, str(seq).encode() + b":" + text, hashlib.sha256).hexdigest().encode())
+    return b"\n".join(lines) + b"\n"
+
+
+def test_the_host_takes_the_judges_first_word_on_each_test_and_nothing_after_its_end():
+    """Code under test that reached the judge's signer wrote "passed" for every test after the judge's
+    last record, and "returned" for a test function that had raised (red team, stop 34): the host
+    names records after the end, a phase reported twice with two outcomes, and a passed test whose
+    function the judge heard raise (or never heard from, where it must)."""
+    from agentenv.builtin.reports import parse_judge_report
+
+    key, node = b"k" * 32, "tests/test_a.py::test_a"
+    honest = [{"t": "start"}, {"t": "call", "nodeid": node, "inner": True},
+              {"t": "inner", "nodeid": node, "outcome": "returned"},
+              {"t": "test", "nodeid": node, "when": "call", "outcome": "passed"}, {"t": "end", "exitstatus": 0}]
+    parsed = parse_judge_report(_signed(key, honest), key, 0)
+    assert parsed["outcomes"] == {node: "passed"} and parsed["integrity"] == [] and parsed["complete"]
+
+    def findings(records):
+        return [f["message"] for f in parse_judge_report(_signed(key, records), key, 0)["integrity"]]
+
+    raised = honest[:2] + [{"t": "inner", "nodeid": node, "outcome": "raised"}] + honest[3:]
+    assert findings(raised) == [f"{node}: reported as passed, but the test function raised"]
+    assert findings(honest[:2] + honest[3:]) == [f"{node}: reported as passed, but the test function never ran where "
+                                                 "pytest calls it"]
+    assert findings(raised[:3] + [{"t": "inner", "nodeid": node, "outcome": "returned"}] + raised[3:])[0] == (
+        f"{node}: the test function was reported raised and then returned")
+    failed = honest[:3] + [{"t": "test", "nodeid": node, "when": "call", "outcome": "failed"}]
+    assert findings(failed + honest[3:]) == [f"{node} (call) was reported failed and then passed"]
+    assert findings(honest + [{"t": "test", "nodeid": node, "when": "call", "outcome": "passed"}]) == [
+        "a record after the judge's last one"]
+    repeated = honest[:1] + [{"t": "integrity", "kind": "runner-modified", "message": "m"}] * 3 + honest[1:]
+    assert findings(repeated) == ["m"]  # (the judge sends a finding each time it sees it; one is kept)

@@ -672,6 +672,6 @@ def test_a_template_held_up_by_its_runtime_dies_with_its_sandbox(backend, tmp_pa
     runtime = RuntimeEnv("python3", (str(venv), PREFIX), env)
     box = backend.open(request(runtime=runtime))
     mnt = os.readlink(f"/proc/{box.init_pid}/ns/mnt")
-    assert wait_until(lambda: len(_templates(mnt)) == 1), "no template started"
+    assert wait_until(lambda: len(_templates(mnt)) == 1, timeout=60), "no template started"  # (a loaded machine)
     box.close()
-    assert wait_until(lambda: not _templates(mnt)), _templates(mnt)
+    assert wait_until(lambda: not _templates(mnt), timeout=60), _templates(mnt)

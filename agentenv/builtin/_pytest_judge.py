@@ -93,7 +93,6 @@ _getsignal, _SIGNALS = signal.getsignal, _tuple(_sorted(signal.valid_signals()))
 _SIGNAL_DEFAULTS = (signal.SIG_DFL, signal.SIG_IGN, signal.default_int_handler)
 _REAL_BUILTINS = vars(builtins)
 _seq = [0]
-_problems = []
 # for each baseline (by id): what its functions referred to (code objects, defaults, globals, ...)
 # when each function's code object and defaults were last read one by one (see `_check_fingerprint`)
 _referents = {}
@@ -332,9 +331,10 @@ class _NoCollection:
 
 
 def _problem(kind, message):
-    if (kind, message) not in _problems:
-        _problems.append((kind, message))
-        _emit({"t": "integrity", "kind": kind, "message": str(message)[:500]})
+    # Every finding goes out, repeats too (the host keeps one of each): a list of those sent, which
+    # `in` compared with ==, took an always-equal object from code under test that reached the judge's
+    # namespace, and every later finding read as sent already (full marks, red team, stop 34).
+    _emit({"t": "integrity", "kind": kind, "message": str(message)[:500]})
 
 
 # ------------------------------------------------------------------ the runner's fingerprint
@@ -1029,11 +1029,14 @@ def _body_ran():
 def _body_raised():
     if _running[0] is not None and _depth[0] == 1:
         _bodies_run[_running[0].nodeid] = "raised"
+        _emit({"t": "inner", "nodeid": _running[0].nodeid, "outcome": "raised"})
 
 
 def _body_left():
     if _running[0] is not None:
         _depth[0] -= 1
+        if _depth[0] == 0 and _bodies_run.get(_running[0].nodeid) == "returned":
+            _emit({"t": "inner", "nodeid": _running[0].nodeid, "outcome": "returned"})
 
 
 def _bindings(statements):
@@ -1653,6 +1656,10 @@ def pytest_runtest_call(item):
     _inner.pop(item.nodeid, None)
     _bodies_run.pop(item.nodeid, None)
     _depth[0] = 0
+    # the host holds the records below as sent (code under test that reached the judge's namespace
+    # wrote "returned" into `_inner` after a swallowed call; red team, stop 34): where it must hear
+    # from the test function itself, a passed call needs an "inner" record that it returned, the first
+    _emit({"t": "call", "nodeid": item.nodeid, "inner": _bool(_needs_inner[item.nodeid] or _body_recorded(item.nodeid))})
     _running[:] = [item, function]
     try:
         outcome = yield
@@ -1687,6 +1694,7 @@ def pytest_pyfunc_call(pyfuncitem):
     if mine:
         excinfo = outcome.excinfo
         _inner[item.nodeid] = "returned" if excinfo is None else "raised"
+        _emit({"t": "inner", "nodeid": item.nodeid, "outcome": _inner[item.nodeid]})
 
 
 def _body_recorded(nodeid):

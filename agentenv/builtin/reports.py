@@ -241,19 +241,40 @@ def parse_judge_report(data: bytes | None, key: bytes, exit_code: int) -> dict[s
     collected: frozenset[str] = frozenset()
     error = None
     end = None
+    phases: dict[tuple[str, str], Any] = {}  # (node, when) -> the outcome first reported
+    inner_needed: dict[str, bool] = {}  # node -> whether the judge must hear from the test function itself
+    seen: set[tuple[str, str]] = set()
     for rec in records:
         t = rec.get("t")
+        if end is not None:  # (the judge writes nothing after its last record: code under test that reached its
+            # signer wrote "passed" for every test at exit, where a later record used to win; red team, stop 34)
+            integrity.append({"kind": "report-forged", "message": "a record after the judge's last one"})
+            break
         if t == "integrity":
-            integrity.append({"kind": str(rec.get("kind")), "message": str(rec.get("message"))})
+            finding = (str(rec.get("kind")), str(rec.get("message")))
+            if finding not in seen:  # (the judge sends a finding each time it sees it)
+                seen.add(finding)
+                integrity.append({"kind": finding[0], "message": finding[1]})
         elif t == "collected" and isinstance(rec.get("ids"), list):
             collected = frozenset(str(node) for node in rec["ids"])
         elif t == "end":
             end = rec
+        elif t == "call":
+            inner_needed[str(rec.get("nodeid"))] = bool(rec.get("inner"))
+        elif t == "inner":
+            phase = (str(rec.get("nodeid")), "inner")
+            if phases.setdefault(phase, rec.get("outcome")) != rec.get("outcome"):
+                integrity.append({"kind": "report-forged", "message": f"{phase[0]}: the test function was reported "
+                                  f"{phases[phase]!s:.20} and then {rec.get('outcome')!s:.20}"})
         elif t in ("test", "collect"):
             node = str(rec.get("nodeid"))
             if t == "collect":
                 node, outcome = f"{node}::<collection>", "error"
             else:
+                phase = (node, str(rec.get("when")))
+                if phases.setdefault(phase, rec.get("outcome")) != rec.get("outcome"):
+                    integrity.append({"kind": "report-forged", "message": f"{node} ({phase[1]}) was reported "
+                                      f"{phases[phase]!s:.20} and then {rec.get('outcome')!s:.20}"})
                 outcome = _phase_outcome(rec, outcomes.get(node))
                 if rec.get("when") == "call" and rec.get("xfail") and outcome == "passed":
                     xfailed.add(node)
@@ -262,6 +283,11 @@ def parse_judge_report(data: bytes | None, key: bytes, exit_code: int) -> dict[s
                 error = parse_error(str(rec["longrepr"]))
                 if error is not None:
                     error["test"] = node
+    for node, needed in inner_needed.items():
+        passed = phases.get((node, "call")) == "passed" and node not in xfailed
+        if needed and passed and phases.get((node, "inner")) != "returned":
+            integrity.append({"kind": "report-forged", "message": f"{node}: reported as passed, but the test function "
+                              f"{phases.get((node, 'inner')) or 'never ran where pytest calls it'}"})
     if end is not None and end.get("exitstatus") != exit_code and exit_code >= 0:
         integrity.append({"kind": "exit-status", "message": f"the judge saw exit status {end.get('exitstatus')}, "
                                                             f"the process exited {exit_code}"})
