@@ -1,8 +1,6 @@
 """Report formats and test metrics: the pytest judge's report, JUnit XML, pytest-json-report and
 reward files; crashes, forgeries and collection errors score 0."""
 
-import hashlib
-import hmac
 import json
 import os
 
@@ -11,6 +9,7 @@ import pytest
 import agentenv
 from agentenv import ExecResult, RunContext, RuntimeEnv, ScoredCommand, ScoringContext
 from agentenv.builtin.metrics import TestMetrics
+from _paths import signed_judge_report as _signed
 from agentenv.builtin.reports import (NO_BYTECODE_CACHE, JUnitFormat, PytestFormat, PytestJsonFormat, RewardFileFormat,
                                       parse_error)
 
@@ -76,14 +75,6 @@ def test_the_registry_picks_pytest_by_itself_and_nothing_for_other_commands():
     assert {"pytest", "junit", "pytest_json", "reward_file"} <= set(reg.report_formats)
     with pytest.raises(agentenv.UnknownNameError, match="did you mean 'junit'"):
         reg.report_format("junitt")
-
-
-def _signed(key, records):
-    lines = []
-    for seq, rec in enumerate(records, start=1):
-        text = json.dumps(rec).encode()
-        lines.append(text + b"\t" + hmac.new(key, str(seq).encode() + b":" + text, hashlib.sha256).hexdigest().encode())
-    return b"\n".join(lines) + b"\n"
 
 
 def test_a_judge_report_counts_only_lines_with_the_runs_key():

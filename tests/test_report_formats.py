@@ -105,22 +105,13 @@ def test_a_step_naming_an_unknown_format_or_bad_options_is_a_spec_error(tmp_path
         {"metric": "report_score", "weight": 1.0}).value)
 
 
-def _signed(key, records):
-    import hashlib
-    import hmac
-    lines = []
-    for seq, record in enumerate(records, start=1):
-        text = json.dumps(record).encode()
-        lines.append(text + b"\t" + hmac.new(key, str(seq).encode() + b":" + text, hashlib.sha256).hexdigest().encode())
-    return b"\n".join(lines) + b"\n"
-
-
 def test_the_host_takes_the_judges_first_word_on_each_test_and_nothing_after_its_end():
     """Code under test that reached the judge's signer wrote "passed" for every test after the judge's
     last record, and "returned" for a test function that had raised (red team, stop 34): the host
     names records after the end, a phase reported twice with two outcomes, and a passed test whose
     function the judge heard raise (or never heard from, where it must)."""
     from agentenv.builtin.reports import parse_judge_report
+    from _paths import signed_judge_report as _signed
 
     key, node = b"k" * 32, "tests/test_a.py::test_a"
     honest = [{"t": "start"}, {"t": "call", "nodeid": node, "inner": True},
