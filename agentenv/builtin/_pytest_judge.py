@@ -1019,24 +1019,35 @@ def _record_bodies(statements, prefix, found):
     ast.fix_missing_locations(ast.Module(statements, []))
 
 
+def _own_body(item):
+    """Whether the method whose body called (two frames up) is the running item's own test, as
+    pytest compiled it (another test's method, called by this one, says nothing of this test)."""
+    path, name = _expected.get(item.nodeid, (None, None))
+    code = _getframe(2).f_code
+    return _any(code is c for c in _codes.get(path, {}).get(name, ()))
+
+
 def _body_ran():
-    if _running[0] is not None:
+    item = _running[0]
+    if item is not None and _own_body(item):
         _depth[0] += 1
         if _depth[0] == 1:
-            _bodies_run[_running[0].nodeid] = "returned"
+            _bodies_run[item.nodeid] = "returned"
 
 
 def _body_raised():
-    if _running[0] is not None and _depth[0] == 1:
-        _bodies_run[_running[0].nodeid] = "raised"
-        _emit({"t": "inner", "nodeid": _running[0].nodeid, "outcome": "raised"})
+    item = _running[0]
+    if item is not None and _depth[0] == 1 and _own_body(item):
+        _bodies_run[item.nodeid] = "raised"
+        _emit({"t": "inner", "nodeid": item.nodeid, "outcome": "raised"})
 
 
 def _body_left():
-    if _running[0] is not None:
+    item = _running[0]
+    if item is not None and _own_body(item):
         _depth[0] -= 1
-        if _depth[0] == 0 and _bodies_run.get(_running[0].nodeid) == "returned":
-            _emit({"t": "inner", "nodeid": _running[0].nodeid, "outcome": "returned"})
+        if _depth[0] == 0 and _bodies_run.get(item.nodeid) == "returned":
+            _emit({"t": "inner", "nodeid": item.nodeid, "outcome": "returned"})
 
 
 def _bindings(statements):
