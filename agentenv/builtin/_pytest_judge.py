@@ -149,9 +149,10 @@ def start(entry):
     # Only now: noting the runner read every function's code object, and each read is an audit event
     # (~2,500 calls of the hook, 3.6 ms). No code under test has run yet: the modules imported above
     # are the standard library's and the runtime's that the task's files name, none of the workspace.
-    sys.addaudithook(_audit)
     for baseline in (_BASELINE, _HELPERS):  # (both noted as they are now)
         _referents[_id(baseline)] = _tuple(_get_referents(*baseline[2][0][1]))
+        _HELD_FUNCTIONS.update(_map(_id, baseline[2][0][1]))
+    sys.addaudithook(_audit)
     _emit({"t": "start", "pid": os.getpid()})
 
 
@@ -166,10 +167,13 @@ def start(entry):
 _TRACE_EVENTS = frozenset({"sys.settrace", "sys.setprofile", "sys.monitoring.register_callback",
                            "sys.monitoring.set_events", "sys.monitoring.set_local_events", "ctypes.dlsym",
                            "sys.addaudithook", "object.__setattr__", "object.__delattr__"})
-# A function of the runner's or of the task's files whose code or defaults change while the tests
-# run: swapped for one call and back, no check after it sees the swap (the checks before it ran
-# already). Any write to them is named, whoever makes it (the checks below still see what it did).
+# A function of the runner's (one the fingerprint holds) or of the task's files whose code or
+# defaults change while the tests run: swapped for one call and back, no check after it sees the
+# swap (the checks before it ran already). Any write to them is named, whoever makes it (the
+# checks below still see what it did). Other libraries' functions may change as they load:
+# ``types.coroutine`` sets the code of asyncio's ``__sleep0`` as asyncio is imported.
 _FUNCTION_PARTS = ("__code__", "__defaults__", "__kwdefaults__")
+_HELD_FUNCTIONS = set()  # ids of the functions the baselines hold (held: no id is reused)
 _TRACE_SYMBOLS = ("Trace", "Profile", "LocalsToFast", "FastToLocals", "Monitoring")
 
 
@@ -178,7 +182,8 @@ def _audit(event, args):
         return
     if event in ("object.__setattr__", "object.__delattr__"):
         if (_len(args) > 1 and _type(args[0]) is types.FunctionType and _type(args[1]) is _str
-                and args[1] in _FUNCTION_PARTS and _trusted_file(args[0].__code__.co_filename)):
+                and args[1] in _FUNCTION_PARTS and (_id(args[0]) in _HELD_FUNCTIONS
+                                                   or _abspath(_str(args[0].__code__.co_filename)) in _DIGESTS)):
             _problem("runner-modified", f"code under test changed the {args[1]} of {args[0].__qualname__!s:.80}, a "
                      "function of the test runner or of the task's files")
         return
