@@ -627,7 +627,10 @@ class DockerSandbox(AgentSandbox):
         except _Expired:
             return ExecResult(shown, -9, "", "killed: wall-time limit exceeded (container killed)",
                               wall_ms=timeout * 1000, timed_out=True)
-        self._ooms = int(reply.get("oom_count") or self._ooms)
+        # (the helper's count, and this host's read now: the host's count of a command's own OOM kill
+        # could lag the helper's reply, and a later death was then taken for the agent's new one)
+        host = self._box.cgroups.oom_kills()
+        self._ooms = max(int(reply.get("oom_count") or 0), host or 0, self._ooms)
         if memory is not None:  # all its processes together and its tmpfs files: see MemoryGrowth
             reply["peak_memory_mb"] = max(reply["peak_memory_mb"], memory.grown_kb(int(reply.get("tmpfs_kb") or 0)) / 1024)
         if cpu is not None:  # children reaped by the kernel too: see CpuUse (less what the helper used)
