@@ -69,6 +69,7 @@ import re
 import signal
 import sys
 import types
+import unittest
 
 import pytest
 from _pytest.python import Function as _Function
@@ -84,6 +85,7 @@ _isinstance, _type, _len, _id, _getattr, _bool, _abs = isinstance, type, len, id
 # a type's own MRO and dictionary, read through type's descriptors: a metaclass can answer
 # getattr, type.__getattribute__ (through descriptors of its own) and ``==`` for its classes
 _type_mro, _type_dict = type.__dict__["__mro__"].__get__, type.__dict__["__dict__"].__get__
+_type_name = type.__dict__["__name__"].__get__
 _sha256, _str, _bytes, _open = hashlib.sha256, str, bytes, open
 _find_spec = importlib.machinery.PathFinder.find_spec
 _getframe = sys._getframe
@@ -97,7 +99,7 @@ _seq = [0]
 # when each function's code object and defaults were last read one by one (see `_check_fingerprint`)
 _referents = {}
 # set by start(), for this run only
-_NAME = _SETTINGS = _MAC = _FD = _TRUSTED = _ROOT = _PROBES = _PAIRS = _ORDERED = _NEAR = _TYPED = _LONG = _PREFIXES = _BASELINE = _HELPERS = None
+_NAME = _SETTINGS = _MAC = _FD = _TRUSTED = _ROOT = _PROBES = _PAIRS = _ORDERED = _NEAR = _TYPED = _LONG = _PREFIXES = _BASELINE = _HELPERS = _UNITTEST = None
 _DIGESTS = {}  # a task file's sandbox path -> the SHA-256 of the task's bytes
 _compiled = {}  # a task's file pytest compiled -> whether its source had those bytes
 _plain_tests = {}  # such a file -> qualified names of its functions that only pytest marks decorate
@@ -106,12 +108,15 @@ _codes = {}  # such a file -> qualified name -> the code objects pytest compiled
 _all_codes = {}  # such a file -> the ids of every code object pytest compiled from it
 _expected = {}  # node id -> (file, qualified name) of a test function pytest calls as compiled
 _globals = {}  # such a file -> (the names its code binds, the modules it star-imports)
+_class_bodies = {}  # such a file -> name of a top-level class -> the names its body may bind (`_class_names`)
+_spaces = {}  # id of a task test module's namespace, as its body ran -> (that namespace, the module's file)
+_left = {}  # such a file -> qualified name -> a top-level function, or a top-level class's member, as the body left it
 
 
 def start(entry):
     """Begin judging this run; *entry* is the file of the module pytest loaded with ``-p``, beside
     which the host wrote the run's settings and key."""
-    global _NAME, _SETTINGS, _MAC, _FD, _TRUSTED, _ROOT, _PROBES, _PAIRS, _ORDERED, _NEAR, _TYPED, _LONG, _PREFIXES, _BASELINE, _HELPERS, _DIGESTS
+    global _NAME, _SETTINGS, _MAC, _FD, _TRUSTED, _ROOT, _PROBES, _PAIRS, _ORDERED, _NEAR, _TYPED, _LONG, _PREFIXES, _BASELINE, _HELPERS, _UNITTEST, _DIGESTS
     if _SETTINGS is not None:
         raise RuntimeError("the judge was started twice")
     here = os.path.dirname(os.path.abspath(entry))
@@ -146,10 +151,11 @@ def start(entry):
     _snapshot_modules()
     _BASELINE = _fingerprint()
     _HELPERS = _fingerprint_helpers()
+    _UNITTEST = _fingerprint_helpers(_UNITTEST_MODULES, builtins_too=False)
     # Only now: noting the runner read every function's code object, and each read is an audit event
     # (~2,500 calls of the hook, 3.6 ms). No code under test has run yet: the modules imported above
     # are the standard library's and the runtime's that the task's files name, none of the workspace.
-    for baseline in (_BASELINE, _HELPERS):  # (both noted as they are now)
+    for baseline in (_BASELINE, _HELPERS, _UNITTEST):  # (all noted as they are now)
         _referents[_id(baseline)] = _tuple(_get_referents(*baseline[2][0][1]))
         _HELD_FUNCTIONS.update(_map(_id, baseline[2][0][1]))
     sys.addaudithook(_audit)
@@ -458,7 +464,7 @@ def hold_modules():
     """Called once by a warm interpreter's seed (``_nswarm.preload_pytest``), before any command and
     any untrusted code ran there: note the runner's modules and the helper modules, so that a run
     forked from it only checks those entries (~0.5 ms) instead of noting them again (~3 ms)."""
-    for modname, module in _runner_modules() + [(n, _modules.get(n)) for n in _HELPER_MODULES]:
+    for modname, module in _runner_modules() + [(n, _modules.get(n)) for n in _HELPER_MODULES + _UNITTEST_MODULES]:
         if _isinstance(module, types.ModuleType):
             entries, spaces = [], []
             _note_module(entries, modname, module, spaces)
@@ -481,18 +487,22 @@ def _noted(entries, checks, modname, module):
 
 # what a test may call to decide, beyond the runner: every other builtin (``range``, ``zip``, ``sorted``:
 # replaced for calls from the tests, a loop of asserts ran zero times) and the modules below
-_HELPER_MODULES = ("math", "cmath", "operator", "unittest.case", "unittest.mock")  # (mock: where a task imports it)
+_HELPER_MODULES = ("math", "cmath", "operator", "unittest.mock")  # (mock: where a task imports it)
+# unittest's assertions decide as pytest does, and no test patches them for itself: checked after
+# every test's call (patched as the solution was imported, and put back by a class cleanup before
+# the end of the session, its no-op assertEqual passed every test; red team, stop 35)
+_UNITTEST_MODULES = ("unittest.case",)
 
 
-def _fingerprint_helpers():
+def _fingerprint_helpers(modnames=_HELPER_MODULES, builtins_too=True):
     """Checked at the end, once every fixture is torn down (a test, or a module's fixture, may patch
     ``builtins.input`` or ``math.sqrt`` for itself)."""
     entries, checks, space = [], [], vars(builtins)
-    for name in _sorted(space):
+    for name in _sorted(space) if builtins_too else ():
         if name not in _BUILTINS:
             _note(entries, f"builtins.{name}", space, name)
     checks.append(_checks_of(entries))
-    for modname in _HELPER_MODULES:
+    for modname in modnames:
         module = _modules.get(modname)
         if _isinstance(module, types.ModuleType):
             _noted(entries, checks, modname, module)
@@ -524,6 +534,9 @@ _BUILTINS = ("isinstance", "issubclass", "type", "len", "id", "getattr", "setatt
 # pytest's own legacypath plugin replaces this one at configure time
 _PATCHED_BY_PYTEST = frozenset({"_pytest.config.Config._getini_unknown_type"})
 _GONE = object()
+# what a test class may not gain beyond what its body binds, whatever made it: unittest's own methods
+# (an ``assertEqual`` of its own), attribute hooks (which hand pytest a stand-in for each test)
+_VERDICT_NAMES = frozenset([n for n in vars(unittest.TestCase) if n[:2] != "__"] + ["__getattribute__", "__getattr__"])
 
 
 def _check_fingerprint(where, baseline=None):
@@ -832,8 +845,13 @@ def _module_end():
     """Called by the last statement of a task's test module (sealed): what pytest will collect is
     what the file's body made. Code under test that runs later (a module ``__getattr__`` it put
     there, which pytest calls while collecting) cannot put stand-ins in place of the tests."""
-    space = _getframe(1).f_globals
-    path = _abspath(_str(space.get("__file__", "")))
+    frame = _getframe(1)
+    space, path = frame.f_globals, _abspath(_str(frame.f_code.co_filename))
+    if _id(frame.f_code) not in _all_codes.get(path, ()):
+        _problem("test-modified", f"{_relative(path)}: the judge's end of a test module was called from code pytest did not compile")
+        return
+    _spaces[_id(space)] = (space, path)
+    _check_left(space, path)
     spaces, values = _namespaces(space), _module_values(space)
     # for the check after every test (`_check_namespace`), as flat tuples compared in C: each
     # namespace's entries that must stay (what the body defined or imported), and the marks of
@@ -847,6 +865,93 @@ def _module_end():
     lists = _tuple(m for m in raw if _isinstance(m, _list))
     _bodies[path] = (space, spaces, _marks_of(values), (watched, marked, raw, lists, _tuple(_map(_len, lists)),
                                                        _tuple(_chain.from_iterable(lists))))
+
+
+def _relative(path):
+    return path[_len(_ROOT):] if path.startswith(_ROOT) else path
+
+
+def _check_left(space, path):
+    """What a test module's body left, checked as it ends (code under test imported by the module ran
+    before: from a hook on ``builtins.__build_class__`` or ``unittest.TestCase.__init_subclass__``, it
+    can change a test class as it is made, or functions the module defined before it). Every function
+    the file defines with nothing but ``pytest.mark`` as decorators must be the one its ``def`` made:
+    code pytest compiled from the file, the module's own namespace as its globals (a function of the
+    test's code with globals of the solution's, whose ``pytest.raises`` expected nothing, passed), no
+    closure but its class; and a class the file defines holds no test, unittest method or attribute
+    hook its body does not bind (a no-op ``assertEqual`` put into a ``TestCase`` as it was made
+    passed every test: red team, stop 35). These, by qualified name, are what pytest must later
+    call (`_check_object`)."""
+    left, compiled, problems = {}, _all_codes.get(path, ()), []
+    for name in _plain_tests.get(path, ()):
+        owner, _, last = name.rpartition(".")
+        klass = space.get(owner) if owner else None
+        where = space if not owner else _type_dict(klass) if _isinstance(klass, type) and "." not in owner else None
+        value = where.get(last, _GONE) if where is not None else _GONE
+        if value is _GONE:
+            continue  # (defined in a branch not taken, or a nested class's: not checked here)
+        left[name] = value
+        if not (_type(value) is types.FunctionType and _id(value.__code__) in compiled and value.__globals__ is space
+                and (not value.__closure__ or owner and _all(_getattr(c, "cell_contents", None) is klass
+                                                            for c in value.__closure__))):
+            problems.append(name)
+    for name, bound in _class_bodies.get(path, {}).items():
+        klass = space.get(name)
+        if not _isinstance(klass, type):
+            continue
+        for key, value in _list(_type_dict(klass).items()):
+            if key not in bound and (key in _VERDICT_NAMES or key.startswith("test")) and (
+                    callable(value) or _any("__get__" in _type_dict(k) for k in _type_mro(_type(value)))):
+                problems.append(f"{name}.{key}")
+    _left[path] = left
+    if problems:
+        _problem("test-modified", f"{_relative(path)}: the test module's body did not leave what its code defines "
+                 f"({', '.join(_sorted(problems)[:5])}): changed by code under test as it ran")
+
+
+def _space_file(space):
+    """The file of the task's test module whose body ran in *space* (None: no such module's)."""
+    entry = _spaces.get(_id(space))
+    return entry[1] if entry is not None and entry[0] is space else None
+
+
+def _check_object(item, obj):
+    """What pytest is about to call for *item* (its ``obj``; a method's function) is the test its
+    task file defines: a function whose code, and that of what it wraps, is pytest's compile of a
+    task file run with that module's own namespace, or a file out of the agent's reach; where the
+    file's body defined the test by name, the very object it left (`_check_left`); and the module
+    pytest took it from is that test module itself. An object that carried the test's compiled
+    ``__code__`` and ran nothing, handed to pytest by a ``__getattribute__`` of a class put on the
+    test module, by a stand-in put into ``sys.modules`` as the module was imported, or put into the
+    item's ``_obj`` as pytest set up the test, scored every bundled pytest task full marks; a
+    function of the test's code with globals of the solution's, whose helpers asserted nothing, too
+    (red team, stop 35)."""
+    path = _abspath(_str(_getattr(item, "path", "")))
+    if path not in _left:
+        return  # (not a task's test module, or one compiled unsealed)
+    wrong = []
+    module = _getattr(item, "module", None)
+    if _type(module) is not types.ModuleType or _space_file(module.__dict__) != path:
+        wrong.append("its module is not the test module pytest imported")
+    function = obj.__func__ if _type(obj) is types.MethodType else obj
+    inner = _innermost(function) if _type(function) is types.FunctionType else function
+    for f in (function,) if inner is function else (function, inner):
+        if _type(f) is not types.FunctionType:  # (read no attribute of it: its class may be the solution's)
+            wrong.append(f"not a function ({_type_name(_type(f)):.40})")
+            break
+        where = _abspath(_str(f.__code__.co_filename))
+        if where in _DIGESTS:
+            if _id(f.__code__) not in _all_codes.get(where, ()) or _space_file(f.__globals__) != where:
+                wrong.append("its code or globals are not those of the task's file")
+        elif not _trusted_file(where):
+            wrong.append(f"code of {where!r:.80}")
+    _, name = _expected.get(item.nodeid, (None, None))
+    want = _left[path].get(name, _GONE) if name is not None else _GONE
+    if want is not _GONE and function is not want:
+        wrong.append("not the function the file's body defined")
+    if wrong:
+        _problem("test-replaced", f"{item.nodeid}: what pytest calls for the test is not the task's test "
+                 f"({'; '.join(wrong[:3])})")
 
 
 def _namespaces(space):
@@ -866,6 +971,12 @@ def _hook_or_test(name):
     return name in ("__getattr__", "__dir__") or name.startswith(("test", "Test"))
 
 
+def _class_hook(name):
+    """A name added to a test class (by anyone but pytest, which adds its fixtures) that decides what
+    its tests do: an attribute hook, a test, one of unittest's methods."""
+    return _type(name) is not _str or name in _VERDICT_NAMES or name.startswith("test")
+
+
 def _check_namespace(item):
     """The test module's namespace holds what its body left: no function, class, module or other
     callable it defined or imported rebound or removed (in the module or its classes), no module
@@ -876,6 +987,8 @@ def _check_namespace(item):
     space, spaces, marks, (watched, marked, raw, lists, sizes, items) = _bodies[path]
     if (_all(_all(_map(_is, _map(live.get, keys, _repeat(_GONE)), values)) for live, keys, values in watched)
             and not _any(_map(_hook_or_test, space.keys() - spaces[_id(space)][1].keys()))
+            and not _any(_map(_class_hook, _chain.from_iterable(live.keys() - then.keys() for live, then in spaces.values()
+                                                                 if live is not space)))
             and _all(_map(_is, _map(_getattr, marked, _repeat("pytestmark"), _repeat(None)), raw))
             and _tuple(_map(_len, lists)) == sizes and _all(_map(_is, _chain.from_iterable(lists), items))):
         return  # (the same as below, in C but for the names added: a test module's thousand tests cost O(n) each)
@@ -883,7 +996,7 @@ def _check_namespace(item):
     for live, then in spaces.values():  # (a mappingproxy for a class: its keys and values read alike)
         # a test may keep data in globals, new ones included; what the body defined stays, and no
         # module hook (``__getattr__``) or test appears (pytest adds its fixtures to classes)
-        changed += [k for k in _set(live) - _set(then) if live is space and _hook_or_test(k)]
+        changed += [k for k in _set(live) - _set(then) if (_hook_or_test(k) if live is space else _class_hook(k))]
         changed += [k for k, v in then.items() if (_isinstance(v, _STATE) or callable(v)) and live.get(k, _GONE) is not v]
     now = _marks_of(_module_values(space))
     changed += [f"marks of {_getattr(v, '__qualname__', '?')}" for v in _module_values(space)
@@ -931,6 +1044,7 @@ def _install_operand_checks():
             _not_tests[path] = {n.value.id for n in ast.walk(mod) if _isinstance(n, ast.Attribute) and n.attr == "__test__"
                                 and _isinstance(n.ctx, ast.Store) and _isinstance(n.value, ast.Name)}
             _globals[path] = _module_names(mod)
+            _class_bodies[path] = {n.name: _class_names(n) for n in mod.body if _isinstance(n, ast.ClassDef)}
             if sealing and not _globals[path][1]:  # (a star import may bind any name)
                 ast.fix_missing_locations(_SealBuiltins(_globals[path][0]).visit(mod))
             if sealing:  # unittest methods say whether they ran and raised (see `_record_bodies`)
@@ -973,8 +1087,6 @@ def _install_operand_checks():
 
         rewrite._read_pyc = _read_pyc
 
-    import unittest
-
     def strict(method):
         def check(self, first, second, *args, **kwargs):
             return method(self, _plain(first, "call"), _plain(second, "call"), *args, **kwargs)
@@ -1012,46 +1124,54 @@ def _record_bodies(statements, prefix, found):
         for method in node.body:
             if _isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.name.startswith("test") and method.body:
                 first = method.body[0]
-
-                def call(mark):
-                    return ast.copy_location(ast.Expr(ast.Call(ast.IfExp(ast.Constant(True), ast.Constant(
-                        _MARK + mark), ast.Constant(None)), [], [])), first)
-
                 handler = ast.ExceptHandler(ast.Name("BaseException", ast.Load()), None,
-                                            [call(":raised"), ast.copy_location(ast.Raise(), first)])
-                method.body = [call(":ran"), ast.copy_location(ast.Try(method.body, [handler], [], [call(":left")]), first)]
+                                            [_mark_call(":raised", first), ast.copy_location(ast.Raise(), first)])
+                method.body = [_mark_call(":ran", first), ast.copy_location(
+                    ast.Try(method.body, [handler], [], [_mark_call(":left", first)]), first)]
                 found.add(f"{prefix}{node.name}.{method.name}")
     ast.fix_missing_locations(ast.Module(statements, []))
 
 
+def _mark_call(mark, where):
+    """``(MARK<mark> if True else None)()``, a sealed constant's call, placed at *where*."""
+    return ast.copy_location(ast.Expr(ast.Call(ast.IfExp(ast.Constant(True), ast.Constant(
+        _MARK + mark), ast.Constant(None)), [], [])), where)
+
+
 def _own_body(item):
     """Whether the method whose body called (two frames up) is the running item's own test, as
-    pytest compiled it (another test's method, called by this one, says nothing of this test)."""
+    pytest compiled it, run in its own module (another test's method, called by this one, says
+    nothing of this test)."""
     path, name = _expected.get(item.nodeid, (None, None))
-    code = _getframe(2).f_code
-    return _any(code is c for c in _codes.get(path, {}).get(name, ()))
+    frame = _getframe(2)
+    if not _any(frame.f_code is c for c in _codes.get(path, {}).get(name, ())):
+        return False
+    if _space_file(frame.f_globals) != path:  # (a function made of the method's code, globals of its own)
+        _problem("test-replaced", f"{item.nodeid}: the test method ran with globals that are not its module's")
+        return False
+    return True
 
 
 def _body_ran():
     item = _running[0]
     if item is not None and _own_body(item):
-        _depth[0] += 1
-        if _depth[0] == 1:
-            _bodies_run[item.nodeid] = "returned"
+        _body[0] += 1
+        if _body[0] == 1:
+            _body[1] = False
 
 
 def _body_raised():
     item = _running[0]
-    if item is not None and _depth[0] == 1 and _own_body(item):
-        _bodies_run[item.nodeid] = "raised"
+    if item is not None and _body[0] == 1 and _own_body(item):
+        _body[1] = True
         _emit({"t": "inner", "nodeid": item.nodeid, "outcome": "raised"})
 
 
 def _body_left():
     item = _running[0]
     if item is not None and _own_body(item):
-        _depth[0] -= 1
-        if _depth[0] == 0 and _bodies_run.get(item.nodeid) == "returned":
+        _body[0] -= 1
+        if _body[0] == 0 and not _body[1]:
             _emit({"t": "inner", "nodeid": item.nodeid, "outcome": "returned"})
 
 
@@ -1099,6 +1219,37 @@ def _module_names(mod):
     return frozenset(names), _tuple(stars)
 
 
+_CLASS_MADE = frozenset({  # what Python, abc, unittest and pytest's marks put into a class's namespace themselves
+    "__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__orig_bases__", "__parameters__",
+    "__annotations__", "__firstlineno__", "__static_attributes__", "__type_params__", "__abstractmethods__",
+    "_abc_impl", "_classSetupFailed", "_class_cleanups", "pytestmark", "__unittest_skip__", "__unittest_skip_why__",
+    "__unittest_expecting_failure__"})
+
+
+def _class_names(node):
+    """The names a class statement's body may bind: its definitions, imports and stored names (not
+    those of the functions it defines), ``__slots__`` members, and what Python makes itself."""
+    names, todo = set(_CLASS_MADE), _list(node.body)
+    while todo:
+        child = todo.pop()
+        if _isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(child.name)
+            todo.extend(child.decorator_list)
+            continue
+        if _isinstance(child, ast.Lambda):
+            continue
+        if _isinstance(child, ast.Name) and not _isinstance(child.ctx, ast.Load):
+            names.add(child.id)
+        elif _isinstance(child, ast.alias):
+            names.add(child.asname or child.name.partition(".")[0])
+        elif _isinstance(child, (ast.Assign, ast.AnnAssign)) and _any(
+                _getattr(t, "id", None) == "__slots__" for t in _getattr(child, "targets", None) or [child.target]):
+            names.update(c.value for c in ast.walk(child.value or ast.Tuple([], ast.Load()))
+                         if _isinstance(c, ast.Constant) and _isinstance(c.value, _str))
+        todo.extend(ast.iter_child_nodes(child))
+    return frozenset(names)
+
+
 class _SealBuiltins(ast.NodeTransformer):
     """A builtin the module reads and its own code never binds is read from the builtins module, held
     as a constant of its code (see ``_seal``): a global that code under test puts into the test module
@@ -1110,7 +1261,7 @@ class _SealBuiltins(ast.NodeTransformer):
 
     def visit_Name(self, node):
         if (_isinstance(node.ctx, ast.Load) and node.id in _REAL_BUILTINS and node.id not in self.bound
-                and node.id[:2] != "__"):
+                and node.id[:2] != "__" and node.id != "super"):  # (a bare ``super`` gives methods their class cell)
             builtins_ = ast.IfExp(ast.Constant(True), ast.Constant(_MARK + ":builtins"), ast.Constant(None))
             return ast.copy_location(ast.Attribute(builtins_, node.id, ast.Load()), node)
         return node
@@ -1316,12 +1467,9 @@ def _check_module(item, path):
 
 # ------------------------------------------------------------------ hooks
 _calls = {}  # node id -> what the test call (``item.runtest()``) did
-_inner = {}  # node id -> what the test function did, where pytest_pyfunc_call ran it (see there)
 _running = [None, None]  # the item whose call runs now, and the function its checks saw
-_needs_inner = {}  # node id -> whether its call must go through pytest_pyfunc_call (`_inner_call_needed`)
 _recorded = {}  # a task's test module file -> qualified names of the methods `_record_bodies` wrapped
-_bodies_run = {}  # node id -> what such a method's body did in the item's call
-_depth = [0]  # such bodies running now, one inside another
+_body = [0, False]  # the running item's own method bodies running now (one inside another), and whether the outermost raised
 _known_plugins = set()
 _item_types = {}
 
@@ -1656,11 +1804,14 @@ def _named_by_a_task_file(name):
 def pytest_runtest_call(item):
     function = _getattr(item, "obj", None)
     path = _getattr(item, "path", None)
+    inner_needed = _inner_call_needed(item)
     with _NoCollection():
         _check_tracer(item)
         if _getattr(function, "__code__", None) is not None and path is not None:
             _check_module(item, path)
-            _check_code(item, function)
+            if not inner_needed:  # (where it is, `pytest_pyfunc_call` checks the function as it is called)
+                _check_code(item, function)
+                _check_object(item, function)
             _check_builtins(item)
         now = (_type(item), item.session, item.config)
         shadowed = _sorted(k for k in _getattr(item, "__dict__", {})
@@ -1668,14 +1819,11 @@ def pytest_runtest_call(item):
         if shadowed or _any(a is not b for a, b in _zip(_item_types.get(item.nodeid, now), now)):
             _problem("test-replaced", f"{item.nodeid}: the test item was changed "
                      f"({'its ' + ', '.join(shadowed) + ' replaced' if shadowed else 'its class, session or config'})")
-    _needs_inner[item.nodeid] = _inner_call_needed(item)
-    _inner.pop(item.nodeid, None)
-    _bodies_run.pop(item.nodeid, None)
-    _depth[0] = 0
-    # the host holds the records below as sent (code under test that reached the judge's namespace
-    # wrote "returned" into `_inner` after a swallowed call; red team, stop 34): where it must hear
-    # from the test function itself, a passed call needs an "inner" record that it returned, the first
-    _emit({"t": "call", "nodeid": item.nodeid, "inner": _bool(_needs_inner[item.nodeid] or _body_recorded(item.nodeid))})
+    _body[:] = [0, False]
+    # the host alone judges the records below, as sent (code under test that reached the judge's
+    # namespace rewrote its notes of a swallowed call; red team, stop 34): where it must hear from the
+    # test function itself, a passed call needs an "inner" record that it returned, the first
+    _emit({"t": "call", "nodeid": item.nodeid, "inner": _bool(inner_needed or _body_recorded(item.nodeid))})
     _running[:] = [item, function]
     try:
         outcome = yield
@@ -1706,11 +1854,11 @@ def pytest_pyfunc_call(pyfuncitem):
         mine = pyfuncitem is item and item is not None and _getattr(pyfuncitem, "obj", None) is function
         if mine:
             _check_code(item, function)
+            _check_object(item, function)
     outcome = yield
     if mine:
         excinfo = outcome.excinfo
-        _inner[item.nodeid] = "returned" if excinfo is None else "raised"
-        _emit({"t": "inner", "nodeid": item.nodeid, "outcome": _inner[item.nodeid]})
+        _emit({"t": "inner", "nodeid": item.nodeid, "outcome": "returned" if excinfo is None else "raised"})
 
 
 def _body_recorded(nodeid):
@@ -1747,16 +1895,11 @@ def pytest_runtest_logreport(report):
         if _calls.get(report.nodeid) != "returned":
             _problem("report-forged", f"{report.nodeid}: reported as passed, but the test call "
                      f"{_calls.get(report.nodeid, 'never ran')}")
-        elif _needs_inner.get(report.nodeid) and _inner.get(report.nodeid) != "returned":
-            _problem("report-forged", f"{report.nodeid}: reported as passed, but the test function "
-                     f"{_inner.get(report.nodeid, 'never ran where pytest calls it')}")
-        elif _body_recorded(report.nodeid) and _bodies_run.get(report.nodeid) != "returned":
-            _problem("report-forged", f"{report.nodeid}: reported as passed, but the test method's body "
-                     f"{_bodies_run.get(report.nodeid, 'never ran')}")
     if report.when == "call":
         with _NoCollection():
             _check_collector(report.nodeid)
             _check_fingerprint(report.nodeid)
+            _check_fingerprint(report.nodeid, _UNITTEST)
             _check_hooks(report.nodeid)
     record = {"t": "test", "nodeid": report.nodeid, "when": report.when, "outcome": report.outcome}
     if hasattr(report, "wasxfail"):
@@ -1790,6 +1933,7 @@ def pytest_sessionfinish(session, exitstatus):
         _check_shadows()
         _check_fingerprint("at the end of the session")
         _check_fingerprint("at the end of the session", _HELPERS)
+        _check_fingerprint("at the end of the session", _UNITTEST)
         _check_hooks("at the end of the session")
     # every test collected and not deselected: a report must cover them where the host has no list
     # of its own (the task's tests do not collect in its pristine workspace, and it has no reference
