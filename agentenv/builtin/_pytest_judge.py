@@ -99,7 +99,7 @@ _seq = [0]
 # when each function's code object and defaults were last read one by one (see `_check_fingerprint`)
 _referents = {}
 # set by start(), for this run only
-_NAME = _SETTINGS = _MAC = _FD = _TRUSTED = _ROOT = _PROBES = _PAIRS = _ORDERED = _NEAR = _TYPED = _LONG = _PREFIXES = _BASELINE = _HELPERS = _UNITTEST = None
+_NAME = _SETTINGS = _MAC = _FD = _TRUSTED = _ROOT = _PROBES = _PAIRS = _ORDERED = _NEAR = _TYPED = _LONG = _PREFIXES = _BASELINE = _HELPERS = _UNITTEST = _CALLING = None
 _DIGESTS = {}  # a task file's sandbox path -> the SHA-256 of the task's bytes
 _compiled = {}  # a task's file pytest compiled -> whether its source had those bytes
 _plain_tests = {}  # such a file -> qualified names of its functions that only pytest marks decorate
@@ -116,7 +116,7 @@ _left = {}  # such a file -> qualified name -> a top-level function, or a top-le
 def start(entry):
     """Begin judging this run; *entry* is the file of the module pytest loaded with ``-p``, beside
     which the host wrote the run's settings and key."""
-    global _NAME, _SETTINGS, _MAC, _FD, _TRUSTED, _ROOT, _PROBES, _PAIRS, _ORDERED, _NEAR, _TYPED, _LONG, _PREFIXES, _BASELINE, _HELPERS, _UNITTEST, _DIGESTS
+    global _NAME, _SETTINGS, _MAC, _FD, _TRUSTED, _ROOT, _PROBES, _PAIRS, _ORDERED, _NEAR, _TYPED, _LONG, _PREFIXES, _BASELINE, _HELPERS, _UNITTEST, _CALLING, _DIGESTS
     if _SETTINGS is not None:
         raise RuntimeError("the judge was started twice")
     here = os.path.dirname(os.path.abspath(entry))
@@ -152,10 +152,11 @@ def start(entry):
     _BASELINE = _fingerprint()
     _HELPERS = _fingerprint_helpers()
     _UNITTEST = _fingerprint_helpers(_UNITTEST_MODULES, builtins_too=False)
+    _CALLING = _fingerprint_call_path()
     # Only now: noting the runner read every function's code object, and each read is an audit event
     # (~2,500 calls of the hook, 3.6 ms). No code under test has run yet: the modules imported above
     # are the standard library's and the runtime's that the task's files name, none of the workspace.
-    for baseline in (_BASELINE, _HELPERS, _UNITTEST):  # (all noted as they are now)
+    for baseline in (_BASELINE, _HELPERS, _UNITTEST, _CALLING):  # (all noted as they are now)
         _referents[_id(baseline)] = _tuple(_get_referents(*baseline[2][0][1]))
         _HELD_FUNCTIONS.update(_map(_id, baseline[2][0][1]))
     sys.addaudithook(_audit)
@@ -492,6 +493,20 @@ _HELPER_MODULES = ("math", "cmath", "operator", "unittest.mock")  # (mock: where
 # every test's call (patched as the solution was imported, and put back by a class cleanup before
 # the end of the session, its no-op assertEqual passed every test; red team, stop 35)
 _UNITTEST_MODULES = ("unittest.case",)
+# what pytest calls between the judge's last look at a test's arguments and the test itself
+# (`_pytest.compat.is_async_function`): replaced, it runs code of the solution's there
+_CALL_PATH = (("inspect", ("iscoroutinefunction", "isasyncgenfunction", "_has_code_flag", "ismethod", "isfunction",
+                           "_signature_is_functionlike", "_is_coroutine_mark")), ("functools", ("_unwrap_partial",)))
+
+
+def _fingerprint_call_path():
+    entries = []
+    for modname, names in _CALL_PATH:
+        space = _getattr(_modules.get(modname), "__dict__", {})
+        for name in names:
+            if name in space:
+                _note(entries, f"{modname}.{name}", space, name)
+    return entries, [], [_merged([_checks_of(entries)])]
 
 
 def _fingerprint_helpers(modnames=_HELPER_MODULES, builtins_too=True):
@@ -522,7 +537,9 @@ def _note(entries, label, space, key):
         kw = function.__kwdefaults__
         entries.append((label, space, key, value, function, function.__code__,
                         (function.__defaults__, kw, _tuple(kw) if kw else (), _tuple(kw.values()) if kw else ())))
-    elif _isinstance(value, (type, types.BuiltinFunctionType)) or value is None and label.startswith("builtins."):
+    elif _isinstance(value, (type, types.BuiltinFunctionType, types.ModuleType)) or value is None and label.startswith("builtins."):
+        # (a module a module refers to: a stand-in for ``_pytest.runner``'s ``sys`` ran code of the solution's
+        # as pytest called the test, red team stop 34)
         entries.append((label, space, key, value, None, None, None))
 
 
@@ -1472,6 +1489,8 @@ _recorded = {}  # a task's test module file -> qualified names of the methods `_
 _body = [0, False]  # the running item's own method bodies running now (one inside another), and whether the outermost raised
 _known_plugins = set()
 _item_types = {}
+_params = {}  # node id -> the names and values of its direct parameters, as pytest collected it (`_direct_params`)
+_setup_args = {}  # node id -> the names and values of its arguments as its setup left them
 
 
 def _trusted_file(path):
@@ -1613,6 +1632,7 @@ def pytest_collection(session):
 
 def pytest_itemcollected(item):
     _item_types[item.nodeid] = (_type(item), item.session, item.config)
+    _params[item.nodeid] = _direct_params(item)
     path = _abspath(_str(_getattr(item, "path", "")))
     if path not in _plain_tests or _type(item).__name__ not in ("Function", "TestCaseFunction"):
         return
@@ -1855,6 +1875,8 @@ def pytest_pyfunc_call(pyfuncitem):
         if mine:
             _check_code(item, function)
             _check_object(item, function)
+            _check_args(item)
+            _check_fingerprint(item.nodeid, _CALLING)
     outcome = yield
     if mine:
         excinfo = outcome.excinfo
@@ -1878,6 +1900,38 @@ def _inner_call_needed(item):
         if "runtest" in _type_dict(klass):
             return False
     return False
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_setup(item):
+    yield
+    args = _getattr(item, "funcargs", None)
+    _setup_args[item.nodeid] = (_tuple(args), _tuple(args.values())) if _type(args) is dict else None
+
+
+def _direct_params(item):
+    """The names and values of the parameters pytest collected *item* with that reach the test as
+    they are (``parametrize`` without ``indirect``), by identity."""
+    params = _getattr(_getattr(item, "callspec", None), "params", None)
+    defs = _getattr(_getattr(item, "_fixtureinfo", None), "name2fixturedefs", None)
+    if _type(params) is not dict or _type(defs) is not dict:
+        return (), ()
+    names = _tuple(n for n in params if _type(n) is _str and defs.get(n) and _getattr(
+        _getattr(defs[n][-1], "func", None), "__name__", None) == "get_direct_param_fixture_func")
+    return names, _tuple(params[n] for n in names)
+
+
+def _check_args(item):
+    """The arguments pytest is about to pass the test are those its setup made, and its direct
+    parameters those pytest collected: code under test that runs after setup (from a hook pytest
+    calls as it sets ``PYTEST_CURRENT_TEST``, say) could hand the test an expected value of its own."""
+    args, held = _getattr(item, "funcargs", None), _setup_args.get(item.nodeid)
+    names, values = _params.get(item.nodeid, ((), ()))
+    if not (_type(args) is dict and held is not None and _len(args) == _len(held[0])
+            and _all(_map(_is, args, held[0])) and _all(_map(_is, args.values(), held[1]))
+            and _all(args.get(n, _GONE) is v for n, v in _zip(names, values))):
+        _problem("test-modified", f"{item.nodeid}: the test's arguments are not those pytest collected and set up "
+                 "(changed by code under test)")
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
@@ -1934,6 +1988,7 @@ def pytest_sessionfinish(session, exitstatus):
         _check_fingerprint("at the end of the session")
         _check_fingerprint("at the end of the session", _HELPERS)
         _check_fingerprint("at the end of the session", _UNITTEST)
+        _check_fingerprint("at the end of the session", _CALLING)
         _check_hooks("at the end of the session")
     # every test collected and not deselected: a report must cover them where the host has no list
     # of its own (the task's tests do not collect in its pristine workspace, and it has no reference
