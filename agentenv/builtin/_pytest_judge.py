@@ -82,6 +82,7 @@ _vars, _list, _tuple, _zip, _any, _all, _sorted, _modules = vars, list, tuple, z
 _map, _chain, _is, _is_not, _set, _repeat = map, itertools.chain, operator.is_, operator.is_not, set, itertools.repeat
 _code, _defaults, _kwdefaults = (operator.attrgetter(name) for name in ("__code__", "__defaults__", "__kwdefaults__"))
 _isinstance, _type, _len, _id, _getattr, _bool, _abs = isinstance, type, len, id, getattr, bool, abs
+_repr, _enumerate = repr, enumerate
 # a type's own MRO and dictionary, read through type's descriptors: a metaclass can answer
 # getattr, type.__getattribute__ (through descriptors of its own) and ``==`` for its classes
 _type_mro, _type_dict = type.__dict__["__mro__"].__get__, type.__dict__["__dict__"].__get__
@@ -751,6 +752,179 @@ def _claimed(kind, claim):
     raise _AlwaysEqual(f"{kind.__qualname__} {claim}")
 
 
+# ------------------------------------------------------------------ what a value reads as
+# The probes above ask an operand about values of the judge's own; a value that tells those apart (it
+# saw a probe's class, or the order of the probes, or a list of another length) and says "equal" to
+# the test's value only passed every probe: a stand-in for the solution's wrong result that answered
+# the assert's own ``==`` True scored 20 bundled tasks full marks (red team, stop 35). So, for ``assert
+# a == b`` (and ``!=``, ``assertEqual``) where one side is built-in values and the other holds an
+# object whose class compares itself, the judge reads that object as the built-in side's type (its
+# ``str``, ``float``, items, ...) before it has seen that side, and decides the assert there: the same
+# value, and the test's own comparison goes on; another, and the assert fails, and where the object
+# says it is equal anyway, that is an always-equal finding. pytest.approx, mock.ANY and mock.call
+# (the runner's and helpers' own comparisons) are left to themselves.
+class _Unjudged(Exception):
+    """The pair holds something the judge leaves to its own comparison, or is too big to read."""
+
+
+def _base_compares(kind):
+    """The built-in type whose own ``__eq__`` and ``__ne__`` *kind* uses (a subclass that overrides
+    neither: a namedtuple, an IntEnum), or None."""
+    for op in ("__eq__", "__ne__"):
+        for klass in _type_mro(kind):
+            if op in _type_dict(klass):
+                break
+        if not _any(klass is base for base in _PLAIN + _BOXES):
+            return None
+    return next((base for base in _PLAIN + _BOXES if _isinstance_of(kind, base)), None)
+
+
+def _compared_in_c(kind):
+    """How *kind*'s ``==`` and ``!=`` are decided where no Python code of anyone's runs: "identity"
+    (``object``'s), "c" (a C type's own comparison: ``Decimal``, ``date``), or None."""
+    found = []
+    for op in ("__eq__", "__ne__"):
+        for klass in _type_mro(kind):
+            method = _type_dict(klass).get(op, _GONE)
+            if method is not _GONE:
+                break
+        if _type(method) is not types.WrapperDescriptorType:
+            return None
+        found.append(method)
+    return "identity" if found[0] is object.__dict__["__eq__"] and found[1] is object.__dict__["__ne__"] else "c"
+
+
+def _isinstance_of(kind, base):
+    return _any(klass is base for klass in _type_mro(kind))
+
+
+def _held_comparison(kind):
+    for op in ("__eq__", "__ne__"):
+        for klass in _type_mro(kind):
+            found = _type_dict(klass).get(op, _GONE)
+            if found is not _GONE:
+                if _id(found) in _HELD_FUNCTIONS:
+                    return True
+                break
+    return False
+
+
+def _trusted_copy(value, budget):
+    """*value* as exact built-in values, read by the built-in types' own methods only; _GONE where
+    some part of it is an object whose class compares itself. Raises `_Unjudged`."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _Unjudged()
+    kind = _type(value)
+    if _any(kind is plain for plain in _PLAIN):
+        return value
+    base = kind if _any(kind is box for box in _BOXES) else _base_compares(kind)
+    if base is None:
+        if _compared_in_c(kind):
+            return value  # (a value of its own: its comparison runs no code of anyone's)
+        if _held_comparison(kind):
+            raise _Unjudged()
+        return _GONE
+    if base is dict:
+        pairs = [(_trusted_copy(k, budget), _trusted_copy(v, budget)) for k, v in dict.items(value)]
+        return _GONE if _any(k is _GONE or v is _GONE for k, v in pairs) else dict(pairs)
+    if _any(base is box for box in _BOXES):
+        items = [_trusted_copy(item, budget) for item in base.__iter__(value)]
+        return _GONE if _any(item is _GONE for item in items) else base(items)
+    return {str: str.__str__, int: int.__int__, float: float.__float__, complex: complex.__complex__,
+            bytes: bytes.__bytes__, bool: bool}.get(base, lambda v: _GONE)(value)
+
+
+def _read_as(value, like, budget):
+    """*value* read as *like*'s type (built-in values), through the value's own conversions, as
+    built-in values; _GONE where it cannot be read so."""
+    copy = _trusted_copy(value, budget)
+    if copy is not _GONE:
+        return copy
+    kind = _type(like)
+    try:
+        if kind is str or kind is bytes or kind is complex or kind is bool:
+            read = kind(value)
+        elif kind is int or kind is float:
+            read = float(value)
+        elif kind is list or kind is tuple:
+            items = _list(value)
+            read = kind(_read_as(item, like[i] if i < _len(like) else None, budget) for i, item in _enumerate(items))
+        elif kind is dict:
+            read = {key: _read_as(value[key], like[key], budget) for key in like} if _len(value) == _len(like) else _GONE
+        elif kind is set or kind is frozenset:
+            read = kind(_trusted_copy(item, budget) for item in value)
+        elif _compared_in_c(kind) == "c":  # (Decimal, date: from the value itself, or from its text)
+            try:
+                read = kind(value)
+            except Exception:
+                read = kind(_str(value))
+        else:
+            return _GONE
+    except _Unjudged:
+        raise
+    except Exception:
+        return _GONE
+    return _trusted_copy(read, budget)
+
+
+def _safe_repr(value):
+    try:
+        return _repr(value)[:200]
+    except Exception:
+        return f"<{_type_name(_type(value))} object>"
+
+
+def _check_pair(left, right, op, fail=AssertionError):
+    """``left == right`` (*op* "==") or ``left != right`` as the assert it stands in takes it: see above."""
+    __tracebackhide__ = True
+    budget = [100000]
+    try:
+        copies = _trusted_copy(left, budget), _trusted_copy(right, budget)
+        if (copies[0] is _GONE) == (copies[1] is _GONE):
+            return  # built-in values both (their comparison is the built-in one), or objects both
+        value, like = (left, copies[1]) if copies[0] is _GONE else (right, copies[0])
+        read = _read_as(value, like, budget)
+    except _Unjudged:
+        return
+    same = read is not _GONE and _bool(read == like)  # (built-in values both)
+    if same is (op == "=="):
+        return
+    claim = _bool(left == right) if op == "==" else not _bool(left != right)
+    if claim == (op == "=="):
+        what = f"reads as {_safe_repr(read)}" if read is not _GONE else f"cannot be read as a {_type_name(_type(like))}"
+        _claimed(_type(value), f"says it {'equals' if op == '==' else 'differs from'} {_safe_repr(like):.80} but {what:.120}")
+    raise fail(f"assert {_safe_repr(left)} {op} {_safe_repr(right)}")
+
+
+_pending = {}  # (assert site, id of the frame running it) -> the left operand its check saw
+
+
+class _PairCheck:
+    """The check of one side of ``assert a == b`` (or ``!=``) at one site of a task's test module,
+    sealed into its code: the left side's notes the operand for the right side's, which checks the
+    pair (`_check_pair`). Shown as ``__agentenv_plain__`` in pytest's explanations."""
+    __slots__ = ("site", "op")
+
+    def __init__(self, site, op):
+        self.site, self.op = site, op
+
+    def __call__(self, value, wildcard=False):
+        __tracebackhide__ = True
+        _plain(value, wildcard)
+        key = (self.site, _id(_getframe(1)))
+        if self.op is None:
+            _pending[key] = value
+        else:
+            left = _pending.pop(key, _GONE)
+            if left is not _GONE and not wildcard:
+                _check_pair(left, value, self.op)
+        return value
+
+    def __repr__(self):
+        return "__agentenv_plain__"
+
+
 _COMPARISONS = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # where statements nest
 
@@ -767,13 +941,18 @@ def _wrap_asserts(statements, sealed=False):
     wrapper = _WrapCompares(sealed)
     for node in statements:
         if _isinstance(node, ast.Assert):
-            node.test = wrapper.visit(node.test)
+            test = node.test
+            paired = sealed and _isinstance(test, ast.Compare) and _len(test.ops) == 1 and _isinstance(test.ops[0], (ast.Eq, ast.NotEq))
+            node.test = wrapper.pair(test) if paired else wrapper.visit(test)
             ast.fix_missing_locations(node)
             continue
         if _isinstance(node, ast.Expr) and _isinstance(node.value, ast.Call) and _str(
                 _getattr(node.value.func, "attr", None) or _getattr(node.value.func, "id", "")).startswith("assert"):
             # ``self.assertTrue(a == b)``, ``assert_that(a < b)``: what the call is given is decided here
-            node.value.args = [wrapper.visit(a) for a in node.value.args]
+            paired = sealed and _getattr(node.value.func, "attr", None) == "assertTrue"
+            node.value.args = [wrapper.pair(a) if paired and i == 0 and _isinstance(a, ast.Compare) and _len(a.ops) == 1
+                               and _isinstance(a.ops[0], (ast.Eq, ast.NotEq)) else wrapper.visit(a)
+                               for i, a in _enumerate(node.value.args)]
             ast.fix_missing_locations(node)
             continue
         for field in _BLOCKS:
@@ -786,17 +965,25 @@ class _WrapCompares(ast.NodeTransformer):
     def __init__(self, sealed):
         self.sealed = sealed
 
-    def wrap(self, expression):
+    def wrap(self, expression, mark=""):
         wildcard = _any(_getattr(n, "id", None) == "ANY" or _getattr(n, "attr", None) == "ANY"
                         for n in ast.walk(expression))
         if self.sealed:  # (a constant called directly would be a SyntaxWarning; pytest shows this one's repr)
-            check = ast.IfExp(ast.Constant(True), ast.Constant(_MARK), ast.Constant(None))
+            check = ast.IfExp(ast.Constant(True), ast.Constant(_MARK + mark), ast.Constant(None))
         else:
             check = ast.Name("__agentenv_plain__", ast.Load())
         call = ast.Call(check, [expression], [])
         if wildcard:
             call.args.append(ast.Constant(True))
         return ast.copy_location(call, expression)
+
+    def pair(self, node):
+        """``assert a == b`` (or ``!=``): each side's check is its own object (`_PairCheck`)."""
+        self.generic_visit(node)
+        site = next(_SITES)
+        node.left = self.wrap(node.left, f":pair:{site}:")
+        node.comparators = [self.wrap(node.comparators[0], f":pair:{site}:{'==' if _isinstance(node.ops[0], ast.Eq) else '!='}")]
+        return node
 
     def visit_Compare(self, node):
         self.generic_visit(node)
@@ -839,7 +1026,13 @@ def _seal(code):
     return code.replace(co_consts=consts)
 
 
+_SITES = itertools.count()
+
+
 def _sealed(mark):
+    if mark.startswith(_MARK + ":pair:"):
+        site, op = mark[_len(_MARK) + 6:].split(":")
+        return _PairCheck(int(site), op or None)
     return {_MARK: _CHECK, _MARK + ":builtins": _BUILTINS_PROXY, _MARK + ":end": _module_end,
             _MARK + ":ran": _body_ran, _MARK + ":raised": _body_raised, _MARK + ":left": _body_left}[mark]
 
@@ -1104,15 +1297,20 @@ def _install_operand_checks():
 
         rewrite._read_pyc = _read_pyc
 
-    def strict(method):
+    def strict(method, op=None):
         def check(self, first, second, *args, **kwargs):
-            return method(self, _plain(first, "call"), _plain(second, "call"), *args, **kwargs)
+            first, second = _plain(first, "call"), _plain(second, "call")
+            if op is not None:
+                _check_pair(first, second, op, self.failureException)
+            return method(self, first, second, *args, **kwargs)
         return check
 
     for name in ("assertEqual", "assertNotEqual", "assertListEqual", "assertTupleEqual", "assertDictEqual",
                  "assertSetEqual", "assertSequenceEqual", "assertCountEqual", "assertIn", "assertNotIn",
                  "assertAlmostEqual"):
-        setattr(unittest.TestCase, name, strict(getattr(unittest.TestCase, name)))
+        op = "!=" if name == "assertNotEqual" else "==" if name.endswith(("Equal", "Equals")) and name not in (
+            "assertCountEqual", "assertAlmostEqual") else None
+        setattr(unittest.TestCase, name, strict(getattr(unittest.TestCase, name), op))
 
 
 def _undecorated(statements, prefix):
