@@ -508,6 +508,16 @@ TELLING_VALUES = {
         "    def __eq__(self, other):\n        return isinstance(other, list) and len(other) == len(self)\n\n\n"
         "def fizzbuzz(n):\n    return _Same(_Word('Fizz' + 'z' * (len(str(i)) - 4) if len(str(i)) > 4 else 'Fizz'[:len(str(i))])"
         " if i % 15 else _Word('FizzBuzz') for i in range(1, n + 1))\n"),
+    "comparing through pytest.approx's own __eq__, its expected value armed by the probes": (
+        "import pytest\n\n\nclass _Inner:\n    def __init__(self, owner):\n        self.owner = owner\n\n"
+        "    def __eq__(self, other):\n        return self.owner.armed\n\n    def __ne__(self, other):\n"
+        "        return not self.owner.armed\n\n    __hash__ = object.__hash__\n\n\n"
+        "class _Held(type(pytest.approx(1.0))):\n    def __init__(self, n=0):\n        self.n, self.armed = n, False\n"
+        "        self.expected, self.abs, self.rel, self.nan_ok = _Inner(self), None, None, False\n\n"
+        "    def __ne__(self, other):\n        self.armed = True\n        return True\n\n    __hash__ = object.__hash__\n\n"
+        "    def __len__(self):\n        return self.n\n\n    def __getitem__(self, i):\n        return _Held()\n\n"
+        "    def __iter__(self):\n        return iter([_Held() for _ in range(self.n)])\n\n\n"
+        "def fizzbuzz(n):\n    return _Held(n)\n"),
 }
 
 

@@ -160,6 +160,7 @@ def start(entry):
     for baseline in (_BASELINE, _HELPERS, _UNITTEST, _CALLING):  # (all noted as they are now)
         _referents[_id(baseline)] = _tuple(_get_referents(*baseline[2][0][1]))
         _HELD_FUNCTIONS.update(_map(_id, baseline[2][0][1]))
+        _HELD_CLASSES.update(_id(entry[3]) for entry in baseline[0] if _isinstance(entry[3], type))
     sys.addaudithook(_audit)
     _emit({"t": "start", "pid": os.getpid()})
 
@@ -182,6 +183,7 @@ _TRACE_EVENTS = frozenset({"sys.settrace", "sys.setprofile", "sys.monitoring.reg
 # ``types.coroutine`` sets the code of asyncio's ``__sleep0`` as asyncio is imported.
 _FUNCTION_PARTS = ("__code__", "__defaults__", "__kwdefaults__")
 _HELD_FUNCTIONS = set()  # ids of the functions the baselines hold (held: no id is reused)
+_HELD_CLASSES = set()  # ids of the classes they hold
 _TRACE_SYMBOLS = ("Trace", "Profile", "LocalsToFast", "FastToLocals", "Monitoring")
 
 
@@ -822,8 +824,8 @@ def _trusted_copy(value, budget):
     if base is None:
         if _compared_in_c(kind):
             return value  # (a value of its own: its comparison runs no code of anyone's)
-        if _held_comparison(kind):
-            raise _Unjudged()
+        if _id(kind) in _HELD_CLASSES and _held_comparison(kind) and _made_of_trusted(value, budget):
+            raise _Unjudged(value)  # (pytest.approx, mock.ANY, mock.call: the runner's comparison, of built-in values)
         return _GONE
     if base is dict:
         pairs = [(_trusted_copy(k, budget), _trusted_copy(v, budget)) for k, v in dict.items(value)]
@@ -833,6 +835,20 @@ def _trusted_copy(value, budget):
         return _GONE if _any(item is _GONE for item in items) else base(items)
     return {str: str.__str__, int: int.__int__, float: float.__float__, complex: complex.__complex__,
             bytes: bytes.__bytes__, bool: bool}.get(base, lambda v: _GONE)(value)
+
+
+def _made_of_trusted(value, budget):
+    """Whether what an object of a held class holds (its attributes, a tuple's items) is built-in
+    values: a ``pytest.approx`` of an object of the solution's, or of a subclass of its own, compares
+    through that object (an approx whose expected value said "equal" once passed every test, red team,
+    stop 35)."""
+    try:
+        contents = _list(_vars(value).values())
+    except TypeError:
+        contents = []
+    if _isinstance(value, tuple):
+        contents += _list(tuple.__iter__(value))
+    return _all(_trusted_copy(item, budget) is not _GONE for item in contents)
 
 
 def _read_as(value, like, budget):
@@ -880,14 +896,34 @@ def _check_pair(left, right, op, fail=AssertionError):
     __tracebackhide__ = True
     budget = [100000]
     try:
-        copies = _trusted_copy(left, budget), _trusted_copy(right, budget)
-        if (copies[0] is _GONE) == (copies[1] is _GONE):
+        copies, held = [], []
+        for side in (left, right):
+            try:
+                copies.append(_trusted_copy(side, budget))
+                held.append(None)
+            except _Unjudged as found:
+                if not found.args:
+                    return  # (too big to read)
+                copies.append(_GONE)
+                held.append(found.args[0])
+        if held[0] is not None or held[1] is not None:
+            # pytest.approx, mock.ANY or mock.call of built-in values: their own comparison decides, but
+            # for an object of the solution's compared with an approx, read as approx's expected value
+            mine = 1 if held[0] is not None else 0
+            approx, value = held[1 - mine], (left, right)[mine]
+            if held[mine] is not None or copies[mine] is not _GONE or not _type_name(_type(approx)).startswith("Approx"):
+                return
+            expected = _trusted_copy(_getattr(approx, "expected", _GONE), budget)
+            read = _read_as(value, expected, budget) if expected is not _GONE else _GONE
+            like, same = approx, read is not _GONE and _bool(approx == read)
+        elif (copies[0] is _GONE) == (copies[1] is _GONE):
             return  # built-in values both (their comparison is the built-in one), or objects both
-        value, like = (left, copies[1]) if copies[0] is _GONE else (right, copies[0])
-        read = _read_as(value, like, budget)
+        else:
+            value, like = (left, copies[1]) if copies[0] is _GONE else (right, copies[0])
+            read = _read_as(value, like, budget)
+            same = read is not _GONE and _bool(read == like)  # (built-in values both)
     except _Unjudged:
         return
-    same = read is not _GONE and _bool(read == like)  # (built-in values both)
     if same is (op == "=="):
         return
     claim = _bool(left == right) if op == "==" else not _bool(left != right)
@@ -2047,6 +2083,7 @@ def pytest_runtest_call(item):
         outcome = yield
     finally:
         _running[:] = [None, None]
+        _pending.clear()  # (a left operand whose right side never ran: its assert raised first)
     with _NoCollection():
         _check_tracer(item)
         if function is not None:
