@@ -950,6 +950,10 @@ class Zygote:
             except FileNotFoundError:
                 pass
             except OSError:
+                # still busy: what is left in a dead sandbox's cgroup, such as its warm interpreter,
+                # which has no pid in the sandbox (a sandbox whose init died of its closed connection
+                # before the zygote heard "close" kept a template held up by a .pth alive for good)
+                _kill_cgroup(path)
                 still.append(path)
         self.doomed_cgroups = still
 
@@ -1052,22 +1056,7 @@ class Zygote:
         except ProcessLookupError:
             pass
         for path in box["cgroups"]:
-            try:
-                with open(os.path.join(path, "cgroup.kill"), "w") as f:  # cgroup v2, Linux 5.14+
-                    f.write("1")
-                continue
-            except OSError:
-                pass
-            try:
-                with open(os.path.join(path, "cgroup.procs")) as f:
-                    pids = [int(line) for line in f if line.strip()]
-            except (OSError, ValueError):
-                continue
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            _kill_cgroup(path)
 
     def _seed(self, interpreter: str | None, preload: dict | None = None) -> _Seed | None:
         """The channel to the seed of *interpreter*'s templates (started on first use; None:
@@ -1457,6 +1446,26 @@ def _template_from_seed(raw: bytes, fds: list[int], keeper: int, warm: dict) -> 
     sys.modules.pop("agentenv_sandbox_server", None)
     baseline = warm["adopt"](req["python"], req["env"])
     warm["main"](socket.socket(fileno=3), baseline)
+
+
+def _kill_cgroup(path: str) -> None:
+    """SIGKILL every process in the cgroup at *path*."""
+    try:
+        with open(os.path.join(path, "cgroup.kill"), "w") as f:  # cgroup v2, Linux 5.14+
+            f.write("1")
+        return
+    except OSError:
+        pass
+    try:
+        with open(os.path.join(path, "cgroup.procs")) as f:
+            pids = [int(line) for line in f if line.strip()]
+    except (OSError, ValueError):
+        return
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def cgroup_specs(mode: str | None, base: dict, sid: str, limits: dict,
