@@ -70,6 +70,8 @@ import signal
 import sys
 import types
 import unittest
+from datetime import date as _date, datetime as _datetime, time as _time, timedelta as _timedelta, timezone as _timezone
+from decimal import Decimal as _Decimal
 
 import pytest
 from _pytest.python import Function as _Function
@@ -556,6 +558,7 @@ _PATCHED_BY_PYTEST = frozenset({"_pytest.config.Config._getini_unknown_type"})
 _GONE = object()
 # what a test class may not gain beyond what its body binds, whatever made it: unittest's own methods
 # (an ``assertEqual`` of its own), attribute hooks (which hand pytest a stand-in for each test)
+_C_VALUES = frozenset(map(id, (_Decimal, _date, _datetime, _time, _timedelta, _timezone, range, bytearray)))
 _VERDICT_NAMES = frozenset([n for n in vars(unittest.TestCase) if n[:2] != "__"] + ["__getattribute__", "__getattr__"])
 
 
@@ -783,7 +786,10 @@ def _base_compares(kind):
 
 def _compared_in_c(kind):
     """How *kind*'s ``==`` and ``!=`` are decided where no Python code of anyone's runs: "identity"
-    (``object``'s), "c" (a C type's own comparison: ``Decimal``, ``date``), or None."""
+    (``object``'s), "c" (the C comparison of a value type that holds no objects: `_C_VALUES`), or
+    None. Not every C comparison: ``weakref.proxy``, ``MappingProxyType``, ``OrderedDict`` and the
+    like compare what they hold with its own ``==``, and a solution's results wrapped in them passed
+    unread (7 pybugs and 12 synth_inflection tasks at full marks, red team, stop 35)."""
     found = []
     for op in ("__eq__", "__ne__"):
         for klass in _type_mro(kind):
@@ -792,8 +798,10 @@ def _compared_in_c(kind):
                 break
         if _type(method) is not types.WrapperDescriptorType:
             return None
-        found.append(method)
-    return "identity" if found[0] is object.__dict__["__eq__"] and found[1] is object.__dict__["__ne__"] else "c"
+        found.append((method, klass))
+    if found[0][0] is object.__dict__["__eq__"] and found[1][0] is object.__dict__["__ne__"]:
+        return "identity"
+    return "c" if _id(found[0][1]) in _C_VALUES and _id(found[1][1]) in _C_VALUES else None
 
 
 def _isinstance_of(kind, base):
@@ -864,7 +872,9 @@ def _read_as(value, like, budget):
         elif kind is int or kind is float:
             read = float(value)
         elif kind is list or kind is tuple:
-            items = _list(value)
+            items = _list(itertools.islice(value, budget[0] + 1))
+            if _len(items) > budget[0]:
+                raise _Unjudged()
             read = kind(_read_as(item, like[i] if i < _len(like) else None, budget) for i, item in _enumerate(items))
         elif kind is dict:
             read = {key: _read_as(value[key], like[key], budget) for key in like} if _len(value) == _len(like) else _GONE
@@ -882,6 +892,16 @@ def _read_as(value, like, budget):
     except Exception:
         return _GONE
     return _trusted_copy(read, budget)
+
+
+def _read_of(value, like):
+    """`_read_as` for the object of the pair: what cannot be read within a million items, or holds an
+    approx or ``mock.ANY`` of its own, cannot be read as *like* (an object whose iteration ran past
+    the budget, which skipped the check, passed on its own ``==``: red team, stop 35)."""
+    try:
+        return _read_as(value, like, [1000000])
+    except _Unjudged:
+        return _GONE
 
 
 def _safe_repr(value):
@@ -914,13 +934,13 @@ def _check_pair(left, right, op, fail=AssertionError):
             if held[mine] is not None or copies[mine] is not _GONE or not _type_name(_type(approx)).startswith("Approx"):
                 return
             expected = _trusted_copy(_getattr(approx, "expected", _GONE), budget)
-            read = _read_as(value, expected, budget) if expected is not _GONE else _GONE
+            read = _read_of(value, expected) if expected is not _GONE else _GONE
             like, same = approx, read is not _GONE and _bool(approx == read)
         elif (copies[0] is _GONE) == (copies[1] is _GONE):
             return  # built-in values both (their comparison is the built-in one), or objects both
         else:
             value, like = (left, copies[1]) if copies[0] is _GONE else (right, copies[0])
-            read = _read_as(value, like, budget)
+            read = _read_of(value, like)
             same = read is not _GONE and _bool(read == like)  # (built-in values both)
     except _Unjudged:
         return
@@ -977,18 +997,14 @@ def _wrap_asserts(statements, sealed=False):
     wrapper = _WrapCompares(sealed)
     for node in statements:
         if _isinstance(node, ast.Assert):
-            test = node.test
-            paired = sealed and _isinstance(test, ast.Compare) and _len(test.ops) == 1 and _isinstance(test.ops[0], (ast.Eq, ast.NotEq))
-            node.test = wrapper.pair(test) if paired else wrapper.visit(test)
+            node.test = wrapper.pair(node.test) if sealed else wrapper.visit(node.test)
             ast.fix_missing_locations(node)
             continue
         if _isinstance(node, ast.Expr) and _isinstance(node.value, ast.Call) and _str(
                 _getattr(node.value.func, "attr", None) or _getattr(node.value.func, "id", "")).startswith("assert"):
             # ``self.assertTrue(a == b)``, ``assert_that(a < b)``: what the call is given is decided here
             paired = sealed and _getattr(node.value.func, "attr", None) == "assertTrue"
-            node.value.args = [wrapper.pair(a) if paired and i == 0 and _isinstance(a, ast.Compare) and _len(a.ops) == 1
-                               and _isinstance(a.ops[0], (ast.Eq, ast.NotEq)) else wrapper.visit(a)
-                               for i, a in _enumerate(node.value.args)]
+            node.value.args = [wrapper.pair(a) if paired and i == 0 else wrapper.visit(a) for i, a in _enumerate(node.value.args)]
             ast.fix_missing_locations(node)
             continue
         for field in _BLOCKS:
@@ -1014,7 +1030,13 @@ class _WrapCompares(ast.NodeTransformer):
         return ast.copy_location(call, expression)
 
     def pair(self, node):
-        """``assert a == b`` (or ``!=``): each side's check is its own object (`_PairCheck`)."""
+        """``assert a == b`` (or ``!=``, or either as a part of ``... and ...``): each side's check is
+        its own object (`_PairCheck`). Another expression is checked as any."""
+        if _isinstance(node, ast.BoolOp) and _isinstance(node.op, ast.And):  # (a false part fails the assert)
+            node.values = [self.pair(value) for value in node.values]
+            return node
+        if not (_isinstance(node, ast.Compare) and _len(node.ops) == 1 and _isinstance(node.ops[0], (ast.Eq, ast.NotEq))):
+            return self.visit(node)
         self.generic_visit(node)
         site = next(_SITES)
         node.left = self.wrap(node.left, f":pair:{site}:")
