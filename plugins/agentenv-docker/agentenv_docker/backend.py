@@ -362,27 +362,28 @@ class DockerBackend(SandboxBackend):
             time.sleep(0.05)
 
     def oom_since(self, cid: str, since: float, patience_s: float = 3.0) -> bool | None:
-        """Whether the engine reported an OOM kill in container *cid* after *since* (a ``time.time()``
-        of this host), once the container has stopped; None where its events cannot be read. (The
-        OOMKilled flag covers the container's whole life: a command OOM-killed earlier made any
-        later death of its helper look like one.)"""
+        """Whether container *cid* died of an OOM kill after *since* (a ``time.time()`` of this host),
+        read from the engine's events once it has stopped; None where its events cannot be read. (The
+        OOMKilled flag covers the container's whole life: a command OOM-killed earlier made any later
+        death of its helper look like one.) The engine stamps an event as it hears of it, so the OOM
+        event of a command OOM-killed before *since* can carry a later time: a kill through the engine
+        in the window says the container was killed from outside, whatever OOM events it holds."""
         deadline = time.monotonic() + patience_s
         stopped = None
         while True:
             try:
                 running = self.client.api.inspect_container(cid)["State"].get("Running")
-                events = self.client.api.events(since=f"{since:.9f}", until=f"{time.time():.9f}", decode=True,
-                                                filters={"container": cid, "event": "oom"})
-                if any(True for _ in events):
-                    return True
+                now = time.monotonic()
+                if not running:
+                    stopped = stopped or now
+                # (the engine learns of the OOM, the kill and the exit apart: give them a moment after the exit)
+                if (stopped is not None and now - stopped > 0.5) or now > deadline:
+                    events = self.client.api.events(since=f"{since:.9f}", until=f"{time.time():.9f}", decode=True,
+                                                    filters={"container": cid, "event": ["oom", "kill"]})
+                    seen = {event.get("Action") or event.get("status") for event in events}
+                    return "oom" in seen and "kill" not in seen
             except docker.errors.DockerException:
                 return None
-            now = time.monotonic()
-            if not running:
-                stopped = stopped or now
-            # (the engine learns of the OOM and of the exit apart: give the event a moment after the exit)
-            if (stopped is not None and now - stopped > 0.5) or now > deadline:
-                return False
             time.sleep(0.05)
 
     def kill(self, cid: str) -> None:

@@ -131,6 +131,39 @@ def test_a_container_its_commands_ran_out_of_memory_says_it_was_their_doing(back
         assert died.value.agents_doing is None
 
 
+def test_where_the_containers_cgroup_is_gone_the_engines_events_tell_its_oom_from_a_kill(backend, engine, tmp_path):
+    """Where the engine has removed a dead container's cgroup before this host read its OOM count, its
+    events decide: the helper OOM-killed is the agent's doing, a kill through the engine the
+    machinery's, even after a command OOM-killed before (the engine stamps that command's OOM event
+    as it hears of it, which can be after the helper's reply: such a late event made a container
+    killed from outside look OOM-killed, CI of stop 35)."""
+    hog = "python3 -c \"x = bytearray(400 << 20); x[::4096] = b'y' * len(x[::4096])\""
+    fill = "for d in /tmp /app /dev/shm; do dd if=/dev/zero of=$d/fill bs=1M count=200 2>/dev/null; done; echo done"
+
+    def without_its_cgroup(box):
+        cgroups = box._box.cgroups
+        os.close(cgroups.oom_fd)
+        cgroups.oom_fd = None
+        assert cgroups.oom_kills() is None
+        return box
+
+    with without_its_cgroup(backend.open(_request(tmp_path, memory_mb=64, max_file_size_mb=1024))) as box:
+        assert box.exec(hog).oom_killed
+        try:
+            result = box.exec(fill)
+        except SandboxError as exc:
+            assert exc.agents_doing and "out of memory" in exc.agents_doing, exc
+        else:
+            assert not result.ok and box.alive, result
+    for _ in range(3):
+        with without_its_cgroup(backend.open(_request(tmp_path, memory_mb=64))) as box:
+            assert box.exec(hog).oom_killed
+            engine.containers.get(box.container_id).kill()
+            with pytest.raises(SandboxError) as died:
+                box.exec("echo alive")
+            assert died.value.agents_doing is None, died.value
+
+
 def test_the_image_digest_is_recorded_and_the_layer_reused(backend, engine, tmp_path):
     from agentenv_docker import images
 
