@@ -84,6 +84,7 @@ _vars, _list, _tuple, _zip, _any, _all, _sorted, _modules = vars, list, tuple, z
 _map, _chain, _is, _is_not, _set, _repeat = map, itertools.chain, operator.is_, operator.is_not, set, itertools.repeat
 _code, _defaults, _kwdefaults = (operator.attrgetter(name) for name in ("__code__", "__defaults__", "__kwdefaults__"))
 _isinstance, _type, _len, _id, _getattr, _bool, _abs = isinstance, type, len, id, getattr, bool, abs
+_index = operator.index
 _repr, _enumerate = repr, enumerate
 # a type's own MRO and dictionary, read through type's descriptors: a metaclass can answer
 # getattr, type.__getattribute__ (through descriptors of its own) and ``==`` for its classes
@@ -648,6 +649,16 @@ def _plain(value, wildcard=False):
     return value
 
 
+def _defined(kind, op):
+    """*op* as the first class of *kind*'s MRO that defines it holds it, and that class; (_GONE, None)
+    where none does."""
+    for klass in _type_mro(kind):
+        found = _type_dict(klass).get(op, _GONE)
+        if found is not _GONE:
+            return found, klass
+    return _GONE, None
+
+
 def _slot(kind, op, value):
     """What the interpreter calls for ``value op ...``: *op* found in the dictionaries of *kind*'s MRO
     (as ``_PyType_Lookup`` finds it) and bound through its type's ``__get__`` (as the slot binds it);
@@ -655,11 +666,8 @@ def _slot(kind, op, value):
     ``__getattribute__`` (or a descriptor's ``__get__(None, kind)``, or a ``__mro__`` or ``__dict__``
     property of its own) hid an ``__eq__`` that ``==`` still called: always-equal results passed
     unchecked, 10 of the 40 pybugs tasks at full marks (red team, stop 33)."""
-    for klass in _type_mro(kind):
-        found = _type_dict(klass).get(op, _GONE)
-        if found is not _GONE:
-            break
-    else:
+    found, _ = _defined(kind, op)
+    if found is _GONE:
         return None
     for klass in _type_mro(_type(found)):
         get = _type_dict(klass).get("__get__", _GONE)
@@ -776,9 +784,7 @@ def _base_compares(kind):
     """The built-in type whose own ``__eq__`` and ``__ne__`` *kind* uses (a subclass that overrides
     neither: a namedtuple, an IntEnum), or None."""
     for op in ("__eq__", "__ne__"):
-        for klass in _type_mro(kind):
-            if op in _type_dict(klass):
-                break
+        _, klass = _defined(kind, op)
         if not _any(klass is base for base in _PLAIN + _BOXES):
             return None
     return next((base for base in _PLAIN + _BOXES if _isinstance_of(kind, base)), None)
@@ -790,15 +796,9 @@ def _compared_in_c(kind):
     None. Not every C comparison: ``weakref.proxy``, ``MappingProxyType``, ``OrderedDict`` and the
     like compare what they hold with its own ``==``, and a solution's results wrapped in them passed
     unread (7 pybugs and 12 synth_inflection tasks at full marks, red team, stop 35)."""
-    found = []
-    for op in ("__eq__", "__ne__"):
-        for klass in _type_mro(kind):
-            method = _type_dict(klass).get(op, _GONE)
-            if method is not _GONE:
-                break
-        if _type(method) is not types.WrapperDescriptorType:
-            return None
-        found.append((method, klass))
+    found = [_defined(kind, "__eq__"), _defined(kind, "__ne__")]
+    if _any(_type(method) is not types.WrapperDescriptorType for method, _ in found):
+        return None
     if found[0][0] is object.__dict__["__eq__"] and found[1][0] is object.__dict__["__ne__"]:
         return "identity"
     return "c" if _id(found[0][1]) in _C_VALUES and _id(found[1][1]) in _C_VALUES else None
@@ -809,14 +809,7 @@ def _isinstance_of(kind, base):
 
 
 def _held_comparison(kind):
-    for op in ("__eq__", "__ne__"):
-        for klass in _type_mro(kind):
-            found = _type_dict(klass).get(op, _GONE)
-            if found is not _GONE:
-                if _id(found) in _HELD_FUNCTIONS:
-                    return True
-                break
-    return False
+    return _any(_id(_defined(kind, op)[0]) in _HELD_FUNCTIONS for op in ("__eq__", "__ne__"))
 
 
 def _trusted_copy(value, budget):
@@ -867,10 +860,12 @@ def _read_as(value, like, budget):
         return copy
     kind = _type(like)
     try:
-        if kind is str or kind is bytes or kind is complex or kind is bool:
+        if kind is str or kind is bytes or kind is complex:
             read = kind(value)
-        elif kind is int or kind is float:
+        elif kind is float:
             read = float(value)
+        elif kind is int or kind is bool:
+            read = _read_integer(value, like)
         elif kind is list or kind is tuple:
             items = _list(itertools.islice(value, budget[0] + 1))
             if _len(items) > budget[0]:
@@ -892,6 +887,22 @@ def _read_as(value, like, budget):
     except Exception:
         return _GONE
     return _trusted_copy(read, budget)
+
+
+def _read_integer(value, like):
+    """*value* read as an integer, exactly: its ``__index__``, else its ``as_integer_ratio()``
+    (Fraction, Decimal, float-like types), else its ``float`` where that holds *like* and its
+    neighbours apart (past 2**53 a float reading of another integer read as *like*, and such a
+    value's own ``==`` decided the assert: a result computed in floats passed an exact test)."""
+    try:
+        return _index(value)
+    except TypeError:
+        pass
+    ratio = _getattr(value, "as_integer_ratio", None)
+    if ratio is not None:
+        whole, part = _trusted_copy(ratio(), [10])
+        return whole if _type(whole) is int and part == 1 else _GONE
+    return float(value) if _abs(like) <= 2 ** 53 else _GONE
 
 
 def _read_of(value, like):
@@ -1492,17 +1503,12 @@ def _module_names(mod):
     return frozenset(names), _tuple(stars)
 
 
-_CLASS_MADE = frozenset({  # what Python, abc, unittest and pytest's marks put into a class's namespace themselves
-    "__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__orig_bases__", "__parameters__",
-    "__annotations__", "__firstlineno__", "__static_attributes__", "__type_params__", "__abstractmethods__",
-    "_abc_impl", "_classSetupFailed", "_class_cleanups", "pytestmark", "__unittest_skip__", "__unittest_skip_why__",
-    "__unittest_expecting_failure__"})
-
-
 def _class_names(node):
     """The names a class statement's body may bind: its definitions, imports and stored names (not
-    those of the functions it defines), ``__slots__`` members, and what Python makes itself."""
-    names, todo = set(_CLASS_MADE), _list(node.body)
+    those of the functions it defines) and ``__slots__`` members. (What Python, abc, unittest and
+    pytest's marks put into a class themselves is no test, unittest method or attribute hook: see
+    `_check_left`.)"""
+    names, todo = set(), _list(node.body)
     while todo:
         child = todo.pop()
         if _isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
