@@ -274,7 +274,7 @@ class Evaluation:
             for key, value in values.items():
                 metrics.setdefault(key, value)
         shown = dataclasses.replace(result, command=step["command"])  # the instrumented command stays hidden
-        text = re.sub(r"[^\s'\"]*\.?agentenv[-_](?:judge_)?" + nonce + r"[^\s'\"]*", "<judge>", shown.transcript())
+        text = _hide_words_with(nonce, shown.transcript())
         outputs.append(fmt.mask_output(text) if fmt is not None else text)
         return metrics
 
@@ -397,3 +397,22 @@ _COLLECTED_LOCK = threading.Lock()
 
 def _base_test_id(node: str) -> str:
     return node.split("[", 1)[0]
+
+
+_WORD_END = re.compile(r"[^\s'\"]*")
+
+
+def _hide_words_with(nonce: str, text: str) -> str:
+    """*text* with every word (a run of characters other than whitespace and quotes) that holds
+    *nonce* (the judge's files' and modules' names) shown as ``<judge>``. In linear time: a regular
+    expression that began with ``[^\\s'"]*`` tried every start of a long word, and a test that printed
+    60,000 characters without a space held ``env.step()`` on the host for minutes (red team, stop 36)."""
+    out, done, at = [], 0, text.find(nonce)
+    while at >= 0:
+        start = at
+        while start > done and not (text[start - 1].isspace() or text[start - 1] in "'\""):
+            start -= 1
+        end = _WORD_END.match(text, at).end()
+        out += [text[done:start], "<judge>"]
+        done, at = end, text.find(nonce, end)
+    return "".join(out) + text[done:]

@@ -145,6 +145,24 @@ def test_parse_error_of_a_traceback():
     tb = 'Traceback (most recent call last):\n  File "x.py", line 1\nZeroDivisionError: division by zero\n'
     assert parse_error(tb) == {"type": "ZeroDivisionError", "message": "division by zero"}
     assert parse_error("all good") is None
+    assert parse_error("E   ValueError: bad thing  \nmore") == {"type": "ValueError", "message": "bad thing"}
+    assert parse_error("x\nE       assert 1 == 2   \n") == {"type": "AssertionError", "message": "assert 1 == 2"}
+
+
+def test_a_transcript_of_long_lines_and_words_is_read_in_one_pass():
+    """A test's output is the agent's to write: the host reads it in time linear in its length (a
+    lazy ``.*?`` before ``\\s*$``, and a pattern that began with ``[^\\s'"]*``, tried every split of a
+    long run: 20,000 spaces or 60,000 characters without one held ``env.step()`` for seconds to
+    minutes, red team, stop 36). Sizes where the old patterns took many minutes."""
+    from agentenv._scoring import _hide_words_with
+
+    spaces = "E   assert " + " " * 300_000 + "x\n"
+    assert parse_error(spaces)["type"] == "AssertionError"
+    nonce = "0f1e2d3c4b5a6978"
+    word = "x" * 300_000 + f" /tmp/.agentenv-{nonce}/judge.py:7: 'agentenv_judge_{nonce}.py'" + " y" * 10
+    assert _hide_words_with(nonce, word) == "x" * 300_000 + " <judge> '<judge>'" + " y" * 10
+    assert _hide_words_with(nonce, "q" * 300_000 + nonce) == "<judge>"
+    assert _hide_words_with(nonce, "no judge here") == "no judge here"
 
 
 def test_a_reward_file_gives_a_score_in_0_1_and_nothing_else():
