@@ -964,9 +964,10 @@ def _not_dumpable():
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0)")
 
 
-def serve_stdio(read_exact, write, server_class=ContainerServer, root="/app"):
+def serve_stdio(read_exact, write, server_class=ContainerServer, root="/app", rlimits=()):
     """Serve framed requests read with *read_exact(n)* (EOFError at the end), replies passed to
-    *write(bytes)*, until the stream ends: a container's pid 1 on its stdin and stdout."""
+    *write(bytes)*, until the stream ends: a container's pid 1 on its stdin and stdout. *rlimits*:
+    (resource, limit) pairs each command sets on itself after fork (not this server's own)."""
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     # Where commands share this server's uid, the kernel let them read /proc/1/fd (the stream the
     # replies go out on: a command wrote a reply of its own there, first) and /proc/1/mem, or trace
@@ -980,6 +981,7 @@ def serve_stdio(read_exact, write, server_class=ContainerServer, root="/app"):
     handle_no_signals()
     server = server_class(root, os.geteuid(), os.getegid())
     server.command_uid = command_uid
+    server.spawn_rlimits = [(int(which), int(n)) for which, n in rlimits]
     while True:
         try:
             hlen, blen = HEADER.unpack(read_exact(HEADER.size))

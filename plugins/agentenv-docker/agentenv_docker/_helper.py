@@ -58,7 +58,8 @@ def main():
         return
     sys.modules[server.__name__] = server
     _reply({"ok": True, "python": sys.version.split()[0]})
-    server.serve_stdio(_exact, _write, server.ContainerServer, root=header.get("root", "/app"))
+    server.serve_stdio(_exact, _write, server.ContainerServer, root=header.get("root", "/app"),
+                       rlimits=header.get("rlimits") or ())
 
 
 if __name__ == "__main__":

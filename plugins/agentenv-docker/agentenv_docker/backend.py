@@ -26,6 +26,7 @@ import io
 import json
 import logging
 import os
+import resource
 import socket
 import struct
 import tarfile
@@ -284,8 +285,10 @@ class DockerBackend(SandboxBackend):
         size_mb = max(limits.max_file_size_mb * 4, 64)
         fsize = limits.max_file_size_mb << 20
         ulimits = [Ulimit(name="fsize", soft=fsize, hard=fsize)]
-        if limits.cpu_time_s:
-            ulimits.append(Ulimit(name="cpu", soft=int(limits.cpu_time_s), hard=int(limits.cpu_time_s) + 1))
+        # The CPU time limit is each command's, set by the helper in the command after fork, as on the
+        # namespace backend: a container-wide ulimit bound the helper too, and a command that kept it
+        # reading a flood of output got it killed by that limit (masked, red team, stop 36)
+        rlimits = [[resource.RLIMIT_CPU, int(limits.cpu_time_s) + 1]] if limits.cpu_time_s else []
         with self._lock:
             self._seq += 1
             name = f"agentenv-{os.getpid()}-{self._seq}-{os.urandom(3).hex()}"
@@ -314,7 +317,7 @@ class DockerBackend(SandboxBackend):
             api.start(cid)
             stream.sock.settimeout(_OP_TIMEOUT_S)
             # the container's bootstrap runs agentenv's in-sandbox request server from its source
-            stream.send({"op": "load", "root": request.root}, _SERVER_SOURCE)
+            stream.send({"op": "load", "root": request.root, "rlimits": rlimits}, _SERVER_SOURCE)
             reply, _ = stream.recv()
             if "error" in reply:
                 raise SandboxError(f"the request server in {name} did not start: {reply.get('message')}")

@@ -106,6 +106,19 @@ def test_the_helper_is_out_of_the_commands_reach(backend, tmp_path):
         assert box.exec("echo alive").stdout == "alive\n"
 
 
+def test_the_cpu_time_limit_is_each_commands_not_the_helpers(backend, tmp_path):
+    """``cpu_time_s`` bounds each command, as on the namespace backend; the helper (pid 1) has no CPU
+    limit. As a container-wide ulimit it bound the helper too, and a command that kept it reading a
+    flood of output had it killed by that limit after ``cpu_time_s`` + 1 s of its own CPU: the
+    episode masked (red team, stop 36)."""
+    with backend.open(_request(tmp_path, cpu_time_s=2)) as box:
+        limits = box.exec("grep 'Max cpu time' /proc/1/limits; ulimit -t")
+        assert limits.ok and limits.stdout.split() == ["Max", "cpu", "time", "unlimited", "unlimited", "seconds", "3"], limits
+        spin = box.exec("python3 -c 'while True: pass'", timeout_s=15)
+        assert not spin.ok and not spin.timed_out and spin.cpu_ms >= 2500, spin  # (killed by its own limit)
+        assert box.exec("echo alive").stdout == "alive\n"
+
+
 def test_a_container_its_commands_ran_out_of_memory_says_it_was_their_doing(backend, engine, tmp_path):
     """As on the namespace backend: files in the container's tmpfs are memory under its limit, and
     filling them got the helper OOM-killed; the episode was masked (an infrastructure failure) where
