@@ -62,6 +62,7 @@ import hmac
 import importlib
 import importlib.machinery
 import itertools
+import _json
 import json
 import operator
 import os
@@ -78,18 +79,31 @@ from _pytest.python import Function as _Function
 
 # References taken now, before any workspace code can replace them (in a warm interpreter: before
 # any command ran).
-_write, _dumps = os.write, json.dumps
+_write = os.write
 _abspath, _dirname, _basename, _access = os.path.abspath, os.path.dirname, os.path.basename, os.access
-_vars, _list, _tuple, _zip, _any, _all, _sorted, _modules = vars, list, tuple, zip, any, all, sorted, sys.modules
+_list, _tuple, _zip, _any, _all, _sorted, _modules = list, tuple, zip, any, all, sorted, sys.modules
 _map, _chain, _is, _is_not, _set, _repeat = map, itertools.chain, operator.is_, operator.is_not, set, itertools.repeat
 _code, _defaults, _kwdefaults = (operator.attrgetter(name) for name in ("__code__", "__defaults__", "__kwdefaults__"))
 _isinstance, _type, _len, _id, _getattr, _bool, _abs = isinstance, type, len, id, getattr, bool, abs
 _index, _clear_type_cache = operator.index, sys._clear_type_cache
+# built-in types' methods as they were at load (their dictionaries can be written: see _PairCheck)
+_dict_items, _float_ratio = dict.items, float.as_integer_ratio
+_ITER = {list: list.__iter__, tuple: tuple.__iter__, set: set.__iter__, frozenset: frozenset.__iter__, dict: dict.__iter__}
+_AS_BUILTIN = {str: str.__str__, int: int.__int__, float: float.__float__, complex: complex.__complex__,
+               bytes: bytes.__bytes__, bool: bool}
 _repr, _enumerate = repr, enumerate
 # a type's own MRO and dictionary, read through type's descriptors: a metaclass can answer
 # getattr, type.__getattribute__ (through descriptors of its own) and ``==`` for its classes
 _type_mro, _type_dict = type.__dict__["__mro__"].__get__, type.__dict__["__dict__"].__get__
 _type_name = type.__dict__["__name__"].__get__
+_OBJECT_EQ, _OBJECT_NE = object.__dict__["__eq__"], object.__dict__["__ne__"]
+
+
+def _vars(obj, _real=vars):
+    """``vars(obj)``; for a class, its live namespace (``vars(cls)`` is a copy once the judge has
+    started: see `_seal_class_dictionaries`)."""
+    return _type_dict(obj) if issubclass(_type(obj), type) else _real(obj)
+
 _sha256, _str, _bytes, _open = hashlib.sha256, str, bytes, open
 _find_spec = importlib.machinery.PathFinder.find_spec
 _getframe = sys._getframe
@@ -120,7 +134,7 @@ _left = {}  # such a file -> qualified name -> a top-level function, or a top-le
 def start(entry):
     """Begin judging this run; *entry* is the file of the module pytest loaded with ``-p``, beside
     which the host wrote the run's settings and key."""
-    global _NAME, _SETTINGS, _MAC, _FD, _TRUSTED, _ROOT, _PROBES, _PAIRS, _ORDERED, _NEAR, _TYPED, _LONG, _PREFIXES, _BASELINE, _HELPERS, _UNITTEST, _CALLING, _DIGESTS
+    global _MAC_METHODS, _NAME, _SETTINGS, _MAC, _FD, _TRUSTED, _ROOT, _PROBES, _PAIRS, _ORDERED, _NEAR, _TYPED, _LONG, _PREFIXES, _BASELINE, _HELPERS, _UNITTEST, _CALLING, _DIGESTS
     if _SETTINGS is not None:
         raise RuntimeError("the judge was started twice")
     here = os.path.dirname(os.path.abspath(entry))
@@ -130,6 +144,8 @@ def start(entry):
     with open(os.path.join(here, "judge.key"), "rb") as f:
         # OpenSSL's HMAC keeps the key inside C memory, not in a Python object code under test could read
         _MAC = hmac.new(f.read(), digestmod="sha256")
+    _MAC = _getattr(_MAC, "_hmac", None) or _MAC  # (OpenSSL's object itself, and its type's methods: see _send)
+    _MAC_METHODS = (_type(_MAC).copy, _type(_MAC).update, _type(_MAC).hexdigest)
     for path in [os.path.join(here, n) for n in ("judge.json", "judge.key", "judge_core.py",
                                                  os.path.basename(entry))] + [_SETTINGS.get("ini") or ""]:
         try:
@@ -164,8 +180,37 @@ def start(entry):
         _referents[_id(baseline)] = _tuple(_get_referents(*baseline[2][0][1]))
         _HELD_FUNCTIONS.update(_map(_id, baseline[2][0][1]))
         _HELD_CLASSES.update(_id(entry[3]) for entry in baseline[0] if _isinstance(entry[3], type))
+    _seal_class_dictionaries()
     sys.addaudithook(_audit)
     _emit({"t": "start", "pid": os.getpid()})
+
+
+def _seal_class_dictionaries():
+    """``cls.__dict__`` (and ``vars(cls)``) is a read-only proxy of a copy of the class's namespace
+    from here on. A proxy of the namespace itself hands it to ``x.__eq__`` in ``cls.__dict__ == x``
+    (and to ``x.__ror__`` in ``|``: CPython gh-152405), and a class's own dictionary, written so, changes
+    what the class does with no audit event and out of the type cache's sight: a built-in type's
+    (``str.encode`` rewrote the judge's records before it signed them: full marks, integrity clean),
+    unittest's or the runner's, or the solution's (an ``__eq__`` hidden from every check, see
+    `_PairCheck`). Reading a class's namespace works as before; it no longer stays live."""
+    getset, copy, proxy = type.__dict__["__dict__"], types.MappingProxyType.copy, types.MappingProxyType
+    get = getset.__get__
+
+    def __dict__(cls):
+        return proxy(copy(get(cls)))
+
+    sealed = property(__dict__, doc=getset.__doc__)
+    _get_referents(type.__dict__)[0]["__dict__"] = sealed
+    _clear_type_cache()
+    # ``inspect.getattr_static`` (pluggy's, as it registers a plugin) takes anything but the getset in
+    # ``type``'s namespace for a class's own ``__dict__`` and then finds no attribute of any class
+    shadowed = _getattr(_modules.get("inspect"), "_shadowed_dict", None)
+    if shadowed is not None:
+        def _shadowed_dict(klass, _sentinel=_modules["inspect"]._sentinel):
+            found = shadowed(klass)
+            return _sentinel if found is sealed else found
+
+        _modules["inspect"]._shadowed_dict = _shadowed_dict
 
 
 # A trace or profile function sees every frame and, in CPython, writes what it changes in a frame's
@@ -335,14 +380,23 @@ def _snapshot_modules():
 
 
 def _emit(record):
+    """One signed line of the report, made with functions held from the judge's import (C code whose
+    types' dictionaries code under test cannot reach: see `_seal_class_dictionaries`), none looked up
+    on a class as it runs."""
     _seq[0] += 1
-    text = _dumps(record, default=str)
-    mac = _MAC.copy()
-    mac.update(f"{_seq[0]}:{text}".encode("utf-8", "replace"))
-    mac = mac.hexdigest()
-    data = f"{text}\t{mac}\n".encode("utf-8", "replace")
+    text = _str_join("", _encode_json(record, 0))
+    copy, update, hexdigest = _MAC_METHODS
+    mac = copy(_MAC)
+    update(mac, _str_encode(f"{_seq[0]}:{text}", "utf-8", "replace"))
+    data = _str_encode(f"{text}\t{hexdigest(mac)}\n", "utf-8", "replace")
     while data:
         data = data[_write(_FD, data):]
+
+
+_MAC_METHODS = None  # (set in start: a tuple, which no code under test can add to)
+_str_join, _str_encode = str.join, str.encode
+# json.dumps(record, default=str)'s own encoder, in C
+_encode_json = _json.make_encoder(None, str, _json.encode_basestring_ascii, None, ": ", ", ", False, False, True)
 
 
 class _NoCollection:
@@ -387,11 +441,11 @@ def _fingerprint():
     for name in _list(judge):
         _note(rest, f"judge.{name}", judge, name)
         if _isinstance(judge[name], type) and judge[name].__module__ == __name__:
-            for member in _list(vars(judge[name])):
-                _note(rest, f"judge.{name}.{member}", vars(judge[name]), member)
+            for member in _list(_vars(judge[name])):
+                _note(rest, f"judge.{name}.{member}", _vars(judge[name]), member)
     for cls in (BaseException, Exception, AssertionError, object, type):
         for name in ("__eq__", "__ne__", "__init__", "__new__", "__bool__"):
-            _note(rest, f"{cls.__name__}.{name}", vars(cls), name)
+            _note(rest, f"{cls.__name__}.{name}", _vars(cls), name)
     entries.extend(rest)
     checks.append(_checks_of(rest))
     return entries, modules, [_merged(checks)]
@@ -409,7 +463,7 @@ def _note_module(entries, modname, module, spaces=None):
     for attr, value in list(space.items()):
         _note(noted, f"{modname}.{attr}", space, attr)
         if _isinstance(value, type) and _getattr(value, "__module__", "") == modname:
-            members = vars(value)
+            members = _vars(value)
             for name in list(members):
                 _note(noted, f"{modname}.{attr}.{name}", members, name)
             if spaces is not None:
@@ -573,7 +627,7 @@ _GONE = object()
 # what a test class may not gain beyond what its body binds, whatever made it: unittest's own methods
 # (an ``assertEqual`` of its own), attribute hooks (which hand pytest a stand-in for each test)
 _C_VALUES = frozenset(map(id, (_Decimal, _date, _datetime, _time, _timedelta, _timezone, range, bytearray)))
-_VERDICT_NAMES = frozenset([n for n in vars(unittest.TestCase) if n[:2] != "__"] + ["__getattribute__", "__getattr__"])
+_VERDICT_NAMES = frozenset([n for n in _vars(unittest.TestCase) if n[:2] != "__"] + ["__getattribute__", "__getattr__"])
 
 
 def _check_fingerprint(where, baseline=None):
@@ -657,13 +711,6 @@ def _plain(value, wildcard=False):
     ``unittest.mock.ANY`` is always-equal by design, the test's wildcard: *wildcard* ``True`` (the
     assert's operand names ``ANY`` in its own expression) lets it stand anywhere in *value*,
     ``"call"`` (``unittest``'s ``assertEqual``, which sees values only) inside a ``mock.call(...)``."""
-    # The interpreter finds a class's methods through its type cache, which a write to the class's
-    # dictionary itself (``gc.get_referents(cls.__dict__)[0]``) does not update: an ``__eq__`` put
-    # there, looked up once and deleted, was still what ``==`` called while the dictionaries that the
-    # probes and the reading walk showed ``str``'s (1.0 on 14 bundled tasks, red team, stop 36).
-    # Emptied here, the cache is filled again from the dictionaries, so what the judge reads there
-    # is what the comparison after this check calls.
-    _clear_type_cache()
     budget = [5000]
     _inspect(value, budget, 0, False, wildcard)
     return value
@@ -736,7 +783,7 @@ def _inspect(value, budget, depth, in_call, wildcard):
     if (wildcard is True or (wildcard and in_call)) and value is _getattr(_modules.get("unittest.mock"), "ANY", _Probe):
         return
     if _any(kind is box for box in _BOXES):
-        items = value.items() if kind is dict else value
+        items = _dict_items(value) if kind is dict else value
         for item in items:
             if kind is dict:
                 _inspect(item[0], budget, depth + 1, in_call, wildcard)
@@ -770,7 +817,7 @@ def _inspect(value, budget, depth, in_call, wildcard):
     if _isinstance(value, (list, tuple, set, frozenset, dict)):  # subclasses: their elements, read by the base type
         base = next(b for b in (list, tuple, set, frozenset, dict) if _isinstance(value, b))
         in_call = in_call or (wildcard and _isinstance(value, _getattr(_modules.get("unittest.mock"), "_Call", ())))
-        for item in (_chain.from_iterable(dict.items(value)) if base is dict else base.__iter__(value)):
+        for item in (_chain.from_iterable(_dict_items(value)) if base is dict else _ITER[base](value)):
             _inspect(item, budget, depth + 1, in_call, wildcard)
 
 
@@ -821,7 +868,7 @@ def _compared_in_c(kind):
     found = [_defined(kind, "__eq__"), _defined(kind, "__ne__")]
     if _any(_type(method) is not types.WrapperDescriptorType for method, _ in found):
         return None
-    if found[0][0] is object.__dict__["__eq__"] and found[1][0] is object.__dict__["__ne__"]:
+    if found[0][0] is _OBJECT_EQ and found[1][0] is _OBJECT_NE:
         return "identity"
     return "c" if _id(found[0][1]) in _C_VALUES and _id(found[1][1]) in _C_VALUES else None
 
@@ -843,6 +890,8 @@ def _trusted_copy(value, budget):
     kind = _type(value)
     if _any(kind is plain for plain in _PLAIN):
         return value
+    if _odd_keys(kind):
+        return _GONE
     base = kind if _any(kind is box for box in _BOXES) else _base_compares(kind)
     if base is None:
         if _compared_in_c(kind):
@@ -851,13 +900,23 @@ def _trusted_copy(value, budget):
             raise _Unjudged(value)  # (pytest.approx, mock.ANY, mock.call: the runner's comparison, of built-in values)
         return _GONE
     if base is dict:
-        pairs = [(_trusted_copy(k, budget), _trusted_copy(v, budget)) for k, v in dict.items(value)]
+        pairs = [(_trusted_copy(k, budget), _trusted_copy(v, budget)) for k, v in _dict_items(value)]
         return _GONE if _any(k is _GONE or v is _GONE for k, v in pairs) else dict(pairs)
     if _any(base is box for box in _BOXES):
-        items = [_trusted_copy(item, budget) for item in base.__iter__(value)]
+        items = [_trusted_copy(item, budget) for item in _ITER[base](value)]
         return _GONE if _any(item is _GONE for item in items) else base(items)
-    return {str: str.__str__, int: int.__int__, float: float.__float__, complex: complex.__complex__,
-            bytes: bytes.__bytes__, bool: bool}.get(base, lambda v: _GONE)(value)
+    convert = _AS_BUILTIN.get(base)
+    return convert(value) if convert is not None else _GONE
+
+
+def _odd_keys(kind):
+    """Whether a dictionary of *kind*'s MRO holds a key that is not an exact ``str``: looking a method
+    up there calls that key's ``__eq__`` where its hash is the name's, and code of the solution's
+    that runs inside the interpreter's lookup can answer it with a method no dictionary shows."""
+    return not _all(_set(_map(_type, _type_dict(klass))) <= _STR_ONLY for klass in _type_mro(kind))
+
+
+_STR_ONLY = frozenset({str})
 
 
 def _made_of_trusted(value, budget):
@@ -870,7 +929,7 @@ def _made_of_trusted(value, budget):
     except TypeError:
         contents = []
     if _isinstance(value, tuple):
-        contents += _list(tuple.__iter__(value))
+        contents += _list(_ITER[tuple](value))
     return _all(_trusted_copy(item, budget) is not _GONE for item in contents)
 
 
@@ -950,74 +1009,95 @@ _SAID = {"==": "equals", "!=": "differs from", "<": "is below", "<=": "is at mos
          ">=": "is at least", "in": "is in", "not in": "is not in"}
 
 
-def _check_pair(left, right, op, fail=AssertionError):
+def _check_pair(left, right, op, fail=AssertionError, approx=(True, True)):
     """``left op right`` (*op* a key of `_ASSERTED`) as the assert it stands in takes it: see above.
-    An order (``<``, ...) is read only against numbers (an honest ``Version`` orders otherwise than
-    its text), and an object that cannot be read as a number is not below or above one; ``in`` only for an object looked for in a list, tuple, set or dict of built-in values
-    (each item's type read once: an object read again for each item could answer another value each
-    time), not in a string (whose ``in`` reads the object's characters, not its ``str``)."""
+    Returns the two sides as built-in values (`_trusted_copy`; _GONE for a side that is not).
+    *approx*: whether each side's expression may hold a ``pytest.approx`` of the test's."""
     __tracebackhide__ = True
     budget = [100000]
+    copies, held = [_GONE, _GONE], [None, None]
+    for i, side in _enumerate((left, right)):
+        try:
+            copies[i] = _trusted_copy(side, budget)
+        except _Unjudged as found:
+            if not found.args:
+                return copies  # (too big to read)
+            held[i] = found.args[0]
     try:
-        copies, held = [], []
-        for side in (left, right):
-            try:
-                copies.append(_trusted_copy(side, budget))
-                held.append(None)
-            except _Unjudged as found:
-                if not found.args:
-                    return  # (too big to read)
-                copies.append(_GONE)
-                held.append(found.args[0])
-        if held[0] is not None or held[1] is not None:
-            # pytest.approx, mock.ANY or mock.call of built-in values: their own comparison decides, but
-            # for an object of the solution's compared with an approx, read as approx's expected value
-            mine = 1 if held[0] is not None else 0
-            approx, value = held[1 - mine], (left, right)[mine]
-            if (op not in ("==", "!=") or held[mine] is not None or copies[mine] is not _GONE
-                    or not _type_name(_type(approx)).startswith("Approx")):
+        _decide_pair(left, right, op, fail, copies, held, approx, budget)
+    except _Unjudged:
+        pass
+    return copies
+
+
+def _decide_pair(left, right, op, fail, copies, held, approx_sides, budget):
+    """An order (``<``, ...) is read only against numbers (an honest ``Version`` orders otherwise
+    than its text), and an object that cannot be read as a number is not below or above one; ``in``
+    only for an object looked for in a list, tuple, set or dict of built-in values (each item's type
+    read once: an object read again for each item could answer another value each time), not in a
+    string (whose ``in`` reads the object's characters, not its ``str``)."""
+    __tracebackhide__ = True
+    if held[0] is not None or held[1] is not None:
+        for side in (0, 1):  # (an approx the solution returned, with a tolerance of its own: red team, stop 36)
+            if held[side] is not None and not approx_sides[side] and _type_name(_type(held[side])).startswith("Approx"):
+                _claimed(_type(held[side]), "is a pytest.approx that no expression of the test's made")
+        # pytest.approx, mock.ANY or mock.call of built-in values: their own comparison decides, but
+        # for an object of the solution's compared with an approx, read as approx's expected value
+        mine = 1 if held[0] is not None else 0
+        approx, value = held[1 - mine], (left, right)[mine]
+        if (op not in ("==", "!=") or held[mine] is not None or copies[mine] is not _GONE
+                or not _type_name(_type(approx)).startswith("Approx")):
+            return
+        expected = _trusted_copy(_getattr(approx, "expected", _GONE), budget)
+        read = _read_of(value, expected) if expected is not _GONE else _GONE
+        like, holds = approx, _bool(_ASSERTED[op](approx, read)) if read is not _GONE else op == "!="
+    elif copies[0] is _GONE and copies[1] is _GONE:
+        return  # objects both
+    elif copies[0] is not _GONE and copies[1] is not _GONE:
+        # built-in values both, or subclasses that keep the built-in comparison, read by it: where they
+        # do not hold, neither may the assert's own comparison (a method hidden by the type cache, see
+        # _PairCheck, said "equal", or raised as the judge asked and said "equal" to the test)
+        try:
+            if _bool(_ASSERTED[op](copies[0], copies[1])):
                 return
-            expected = _trusted_copy(_getattr(approx, "expected", _GONE), budget)
-            read = _read_of(value, expected) if expected is not _GONE else _GONE
-            like, holds = approx, _bool(_ASSERTED[op](approx, read)) if read is not _GONE else op == "!="
-        elif copies[0] is _GONE and copies[1] is _GONE:
-            return  # objects both
-        elif copies[0] is not _GONE and copies[1] is not _GONE:
-            # built-in values both, or subclasses that keep the built-in comparison, read by it: where they
-            # do not hold, the assert's own comparison may not hold either (see `_plain` on the type cache)
-            try:
-                if _bool(_ASSERTED[op](copies[0], copies[1])) or not _bool(_ASSERTED[op](left, right)):
-                    return
-            except Exception:
-                return
+        except Exception:
+            return
+        try:
+            claim = _bool(_ASSERTED[op](left, right))
+        except Exception:
+            claim = True
+        if claim:
             value = left if _all(_type(left) is not kind for kind in _PLAIN) else right
             _claimed(_type(value), f"says it {_SAID[op]} {_safe_repr(right if value is left else left):.80} but its "
                      f"built-in value {_safe_repr(copies[0] if value is left else copies[1]):.120} does not")
-        elif op == "in" or op == "not in":
-            value, like = left, copies[1]
-            if copies[0] is not _GONE or not _isinstance(like, (list, tuple, set, frozenset, dict)) or _len(like) > 10000:
-                return
-            readings, read, found = {}, _GONE, False
-            for item in like:
-                kind = _type(item)
-                key = kind if _any(kind is plain for plain in _PLAIN) or _compared_in_c(kind) == "c" else _id(item)
-                if key not in readings:
-                    readings[key] = _read_of(value, item)
-                read = readings[key] if read is _GONE else read
-                found = found or readings[key] is not _GONE and _bool(readings[key] == item)
-            holds = found is (op == "in")
-        else:
-            mine = 0 if copies[0] is _GONE else 1
-            value, like = (left, right)[mine], copies[1 - mine]
+        return  # (the test's own comparison fails, with pytest's explanation)
+    elif op == "in" or op == "not in":
+        value, like = left, copies[1]
+        if copies[0] is not _GONE or not _isinstance(like, (list, tuple, set, frozenset, dict)) or _len(like) > 10000:
+            return
+        readings, read, found = {}, _GONE, False
+        for item in like:
+            kind = _type(item)
+            key = kind if _any(kind is plain for plain in _PLAIN) or _compared_in_c(kind) == "c" else _id(item)
+            if key not in readings:
+                readings[key] = _read_of(value, item)
+            read = readings[key] if read is _GONE else read
+            found = found or readings[key] is not _GONE and _bool(readings[key] == item)
+        holds = found is (op == "in")
+    else:
+        mine = 0 if copies[0] is _GONE else 1
+        value, like = (left, right)[mine], copies[1 - mine]
+        if op in ("==", "!="):
             read = _read_of(value, like)
-            if op in ("==", "!="):
-                holds = _bool(_ASSERTED[op](read, like)) if read is not _GONE else op == "!="
-            elif not _any(_type(like) is kind for kind in (int, float, bool)):
-                return
-            else:  # (an object that cannot be read as a number is not below or above one)
-                holds = read is not _GONE and _bool(_ASSERTED[op](*((read, like) if mine == 0 else (like, read))))
-    except _Unjudged:
-        return
+            holds = _bool(_ASSERTED[op](read, like)) if read is not _GONE else op == "!="
+        elif _type(like) is int or _type(like) is bool:  # (exactly: 1/3 is above 0)
+            read = _read_ratio(value)
+            holds = read is not _GONE and _bool(_ASSERTED[op](*((read[0], like * read[1]) if mine == 0 else (like * read[1], read[0]))))
+        elif _type(like) is float:  # (an object that cannot be read as a number is not below or above one)
+            read = _read_of(value, like)
+            holds = read is not _GONE and _bool(_ASSERTED[op](*((read, like) if mine == 0 else (like, read))))
+        else:
+            return
     if holds:
         return
     if _bool(_ASSERTED[op](left, right)):
@@ -1026,28 +1106,56 @@ def _check_pair(left, right, op, fail=AssertionError):
     raise fail(f"assert {_safe_repr(left)} {op} {_safe_repr(right)}")
 
 
+def _read_ratio(value):
+    """*value* read as an exact rational number (numerator, positive denominator), as `_read_integer`
+    reads an integer; _GONE where it cannot be."""
+    try:
+        try:
+            return _index(value), 1
+        except TypeError:
+            pass
+        ratio = _getattr(value, "as_integer_ratio", None)
+        whole, part = _trusted_copy(ratio(), [10]) if ratio is not None else _float_ratio(float(value))
+        return (whole, part) if _type(whole) is int and _type(part) is int and part > 0 else _GONE
+    except Exception:
+        return _GONE
+
+
 _pending = {}  # (assert site, id of the frame running it) -> the left operand its check saw
 
 
+# The interpreter finds a class's methods through its type cache, which a write to the class's own
+# dictionary does not update (and code can reach that dictionary: the collector's walks, which code
+# under test may not use, and ``cls.__dict__ == x``, which hands it to ``x.__eq__``, CPython
+# gh-152405): an ``__eq__`` put there, looked up once and deleted, was still what ``==`` called while
+# the dictionaries that the probes and the reading walk showed ``str``'s (1.0 on 14 bundled tasks,
+# and on 8 more with code of the solution's that ran as the judge asked for the operand's
+# ``__class__``: red team, stop 36). Each operand's check empties the cache as its last step, after
+# any code the check ran, so the comparison that follows finds what the dictionaries show; and the
+# right side goes on as the built-in values it reads as, where it does.
 class _PairCheck:
-    """The check of one side of ``assert a == b`` (or ``!=``) at one site of a task's test module,
-    sealed into its code: the left side's notes the operand for the right side's, which checks the
-    pair (`_check_pair`). Shown as ``__agentenv_plain__`` in pytest's explanations."""
-    __slots__ = ("site", "op")
+    """The check of one side of ``assert a == b`` (or ``!=``, ``in``, ``<``, ...) at one site of a
+    task's test module, sealed into its code: the left side's notes the operand for the right
+    side's, which checks the pair (`_check_pair`). Shown as ``__agentenv_plain__`` in pytest's
+    explanations. *approx*: whether this side's expression may hold a ``pytest.approx`` of the
+    test's (see `_approx_names`)."""
+    __slots__ = ("site", "op", "approx")
 
-    def __init__(self, site, op):
-        self.site, self.op = site, op
+    def __init__(self, site, op, approx):
+        self.site, self.op, self.approx = site, op, approx
 
     def __call__(self, value, wildcard=False):
         __tracebackhide__ = True
         _plain(value, wildcard)
         key = (self.site, _id(_getframe(1)))
         if self.op is None:
-            _pending[key] = value
+            _pending[key] = (value, self.approx)
         else:
-            left = _pending.pop(key, _GONE)
+            left, approx = _pending.pop(key, (_GONE, True))
             if left is not _GONE and not wildcard:
-                _check_pair(left, value, self.op)
+                copy = _check_pair(left, value, self.op, approx=(approx, self.approx))[1]
+                value = value if copy is _GONE else copy
+        _clear_type_cache()
         return value
 
     def __repr__(self):
@@ -1060,7 +1168,7 @@ _PAIRED = {ast.Eq: "==", ast.NotEq: "!=", ast.In: "in", ast.NotIn: "not in", ast
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # where statements nest
 
 
-def _wrap_asserts(statements, sealed=False):
+def _wrap_asserts(statements, sealed=False, wrapper=None):
     """In ``assert`` statements, ``a == b`` becomes ``__agentenv_plain__(a) == __agentenv_plain__(b)``.
     Only statements are walked (an assert is one), so a module without asserts costs a few
     attribute reads per statement: pytest rewrites every plugin module it loads, each run.
@@ -1069,7 +1177,7 @@ def _wrap_asserts(statements, sealed=False):
     module (set by code under test) would shadow, but loaded as a constant of the compiled code
     (``_seal``): the call reads ``(MARK if True else None)(a)``, and the code's constant MARK becomes
     the check (an object that pytest's explanations show as ``__agentenv_plain__``)."""
-    wrapper = _WrapCompares(sealed)
+    wrapper = wrapper or _WrapCompares(sealed, _approx_names(statements) if sealed else frozenset())
     for node in statements:
         if _isinstance(node, ast.Assert):
             node.test = wrapper.pair(node.test) if sealed else wrapper.visit(node.test)
@@ -1085,12 +1193,42 @@ def _wrap_asserts(statements, sealed=False):
         for field in _BLOCKS:
             inner = _getattr(node, field, None)
             if _isinstance(inner, _list):
-                _wrap_asserts(inner, sealed)
+                _wrap_asserts(inner, sealed, wrapper)
+
+
+def _mentions_approx(node):
+    return _any(_getattr(n, "id", None) == "approx" or _getattr(n, "attr", None) == "approx" for n in ast.walk(node))
+
+
+def _approx_names(statements):
+    """The names that may hold a ``pytest.approx`` of the test's: every name (and attribute) bound
+    by a statement, or in a function, that mentions ``approx``, with such functions' names and
+    parameters (``expected = approx(...)``, a parametrize case's ``approx``, a helper that returns one)."""
+    names, todo = set(), _list(statements)
+    while todo:
+        node = todo.pop()
+        if _isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            todo.extend(node.body)
+        if not _mentions_approx(node):
+            continue
+        for n in ast.walk(node):
+            if _isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(n.name)
+            elif _isinstance(n, ast.arg):
+                names.add(n.arg)
+            elif _isinstance(_getattr(n, "ctx", None), ast.Store):
+                names.add(_getattr(n, "id", None) or _getattr(n, "attr", None))
+    return names
 
 
 class _WrapCompares(ast.NodeTransformer):
-    def __init__(self, sealed):
-        self.sealed = sealed
+    def __init__(self, sealed, approx_names=frozenset()):
+        self.sealed, self.approx_names = sealed, approx_names
+
+    def _may_hold_approx(self, expression):
+        return "1" if _any(_getattr(n, "id", None) in self.approx_names or _getattr(n, "attr", None) in self.approx_names
+                           or _getattr(n, "id", None) == "approx" or _getattr(n, "attr", None) == "approx"
+                           for n in ast.walk(expression)) else "0"
 
     def wrap(self, expression, mark=""):
         wildcard = _any(_getattr(n, "id", None) == "ANY" or _getattr(n, "attr", None) == "ANY"
@@ -1115,8 +1253,8 @@ class _WrapCompares(ast.NodeTransformer):
             return self.visit(node)
         self.generic_visit(node)
         site = next(_SITES)
-        node.left = self.wrap(node.left, f":pair:{site}:")
-        node.comparators = [self.wrap(node.comparators[0], f":pair:{site}:{op}")]
+        node.left = self.wrap(node.left, f":pair:{site}::{self._may_hold_approx(node.left)}")
+        node.comparators = [self.wrap(node.comparators[0], f":pair:{site}:{op}:{self._may_hold_approx(node.comparators[0])}")]
         return node
 
     def visit_Compare(self, node):
@@ -1143,7 +1281,9 @@ class _Check:
     __slots__ = ()
 
     def __call__(self, value, wildcard=False):
-        return _plain(value, wildcard)
+        _plain(value, wildcard)
+        _clear_type_cache()  # (see _PairCheck)
+        return value
 
     def __repr__(self):
         return "__agentenv_plain__"
@@ -1165,8 +1305,8 @@ _SITES = itertools.count()
 
 def _sealed(mark):
     if mark.startswith(_MARK + ":pair:"):
-        site, op = mark[_len(_MARK) + 6:].split(":")
-        return _PairCheck(int(site), op or None)
+        site, op, approx = mark[_len(_MARK) + 6:].split(":")
+        return _PairCheck(int(site), op or None, approx == "1")
     return {_MARK: _CHECK, _MARK + ":builtins": _BUILTINS_PROXY, _MARK + ":end": _module_end,
             _MARK + ":ran": _body_ran, _MARK + ":raised": _body_raised, _MARK + ":left": _body_left}[mark]
 
@@ -1303,7 +1443,7 @@ def _namespaces(space):
     found = {_id(space): (space, dict(space))}
     for c in _list(space.values()):
         if _isinstance(c, type) and c.__module__ == space.get("__name__"):
-            found[_id(vars(c))] = (vars(c), dict(vars(c)))
+            found[_id(_vars(c))] = (_vars(c), dict(_vars(c)))
     return found
 
 
@@ -1434,8 +1574,10 @@ def _install_operand_checks():
     def strict(method, op=None):
         def check(self, first, second, *args, **kwargs):
             first, second = _plain(first, "call"), _plain(second, "call")
-            if op is not None:
-                _check_pair(first, second, op, self.failureException)
+            if op is not None:  # (the values go on as the built-in values they read as, where they do)
+                copies = _check_pair(first, second, op, self.failureException)
+                first, second = (v if c is _GONE else c for v, c in _zip((first, second), copies))
+            _clear_type_cache()  # (see _PairCheck)
             return method(self, first, second, *args, **kwargs)
         return check
 
