@@ -46,6 +46,7 @@ _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MAX_CALLS_PER_MESSAGE = 32
 MAX_SCANNED_CHARS = 1_000_000
 MAX_JSON_CANDIDATES = 200
+MAX_JSON_WORK = 2_000_000  # characters the JSON parser may read in one reply, over all its starts
 
 SYSTEM_SINGLE_SHOT = ("You are an expert programmer. Answer with the complete new content of the file you are "
                       "asked for, in one fenced code block, and nothing else.")
@@ -246,17 +247,25 @@ _OPEN_TAG, _CLOSE_TAG = "<tool_call>", "</tool_call>"
 
 
 def _json_objects(text: str) -> list[dict[str, Any]]:
-    """JSON objects found in *text* (fenced or bare), bounded in the work done."""
+    """JSON objects found in *text* (fenced or bare), bounded in the work done: at most
+    MAX_JSON_CANDIDATES starts, and MAX_JSON_WORK characters read over all of them (each start
+    read to the text's end: 199 nested ``{"k":`` before an unclosed list of a million characters
+    held the host for 15 s a reply, red team, stop 36)."""
     decoder = json.JSONDecoder()
-    found, tried = [], 0
+    found, tried, work = [], 0, MAX_JSON_WORK
     for start in (i for i, ch in enumerate(text) if ch == "{"):
-        if tried >= MAX_JSON_CANDIDATES:
+        if tried >= MAX_JSON_CANDIDATES or work <= 0:
             break
         tried += 1
         try:
-            value, _ = decoder.raw_decode(text, start)
-        except (ValueError, RecursionError):
+            value, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError as exc:
+            work -= exc.pos - start + 1
             continue
+        except (ValueError, RecursionError):
+            work -= len(text) - start
+            continue
+        work -= end - start
         if isinstance(value, dict):
             found.append(value)
     return found

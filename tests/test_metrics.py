@@ -185,3 +185,26 @@ def test_a_reward_file_gives_a_score_in_0_1_and_nothing_else():
     for failed in (ExecResult("c", -9, "", ""), ExecResult("c", 1, "", ""), ExecResult("c", 0, "", "", timed_out=True)):
         m = PROVIDER.measure(RunContext("c", failed, fmt.parse(cmd, failed, b"1\n")))
         assert m["report_score"] == 0.0 and m["report"] == "incomplete", failed
+
+
+def test_the_hosts_reading_of_a_reply_and_of_a_solution_file_is_bounded():
+    """A chat reply of 199 nested ``{"k":`` before an unclosed list of a million characters had the
+    JSON parser read to its end from every start (15 s of host CPU a reply), and
+    ``reference_similarity`` matched an 8 MB solution file against the reference character by
+    character (minutes; red team, stop 36). Both now read a bounded amount, and give what they
+    gave on ordinary input."""
+    from types import SimpleNamespace
+
+    from agentenv._chat import _json_objects
+    from agentenv.builtin.reward_models import ReferenceSimilarity
+
+    assert _json_objects('{"k":' * 199 + "[" + "0," * 500_000) == []
+    assert _json_objects('x {"a": 1} y {"b": {"c": 2}} z') == [{"a": 1}, {"b": {"c": 2}}, {"c": 2}]
+    model = ReferenceSimilarity()
+
+    def score(ref, got):
+        return model.score(SimpleNamespace(reference={"f.py": ref}, files={"f.py": got}), {})
+
+    assert round(score(b"def f():\n    return 1\n", b"def f():\n    return 2\n"), 4) == 0.9545
+    assert score(b"", b"") == 1.0 and score(b"abc", b"") == 0.0
+    assert 0.0 <= score(b"def f():\n    return 1\n" * 20, b" " * 8_000_000) < 0.01

@@ -22,9 +22,13 @@ class ReferenceSimilarity(RewardModel):
             return 0.0
         ratios = []
         for path, want in episode.reference.items():
-            got = episode.files.get(path, b"")
-            ratios.append(difflib.SequenceMatcher(None, want.decode("utf-8", "replace"), got.decode("utf-8", "replace"),
-                                                  autojunk=False).ratio())
+            ref, text = want.decode("utf-8", "replace"), episode.files.get(path, b"").decode("utf-8", "replace")
+            # (the match costs len(ref) x len(text): a solution file of 8 MB held the host for minutes,
+            # red team, stop 36. Matched within twice the reference's length, the ratio is at most the
+            # whole text's, whose length still counts: a longer text can only score less)
+            seen = text[:2 * len(ref) + 1000]
+            matched = sum(block.size for block in difflib.SequenceMatcher(None, ref, seen, autojunk=False).get_matching_blocks())
+            ratios.append(2.0 * matched / (len(ref) + len(text)) if ref or text else 1.0)
         return sum(ratios) / len(ratios)
 
 
