@@ -89,8 +89,11 @@ _index, _clear_type_cache, _issubclass = operator.index, sys._clear_type_cache, 
 # built-in types' methods as they were at load (their dictionaries can be written: see _PairCheck)
 _dict_items, _float_ratio = dict.items, float.as_integer_ratio
 _ITER = {list: list.__iter__, tuple: tuple.__iter__, set: set.__iter__, frozenset: frozenset.__iter__, dict: dict.__iter__}
-_AS_BUILTIN = {str: str.__str__, int: int.__int__, float: float.__float__, complex: complex.__complex__,
-               bytes: bytes.__bytes__, bool: bool}
+# (complex.__complex__ and bytes.__bytes__ are 3.11's: before, the value's parts and its buffer, read in C)
+_complex_parts = complex.__dict__["real"].__get__, complex.__dict__["imag"].__get__
+_AS_BUILTIN = {str: str.__str__, int: int.__int__, float: float.__float__, bool: bool,
+               complex: _getattr(complex, "__complex__", None) or (lambda v: complex(*(part(v) for part in _complex_parts))),
+               bytes: _getattr(bytes, "__bytes__", None) or (lambda v: bytes(memoryview(v)))}
 _repr, _enumerate = repr, enumerate
 # a type's own MRO and dictionary, read through type's descriptors: a metaclass can answer
 # getattr, type.__getattribute__ (through descriptors of its own) and ``==`` for its classes
