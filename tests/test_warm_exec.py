@@ -428,7 +428,7 @@ HELD_PROBE = textwrap.dedent('''
         assert {"pytest", "_pytest.runner", "pluggy", "math", "unittest.case"} <= set(held), sorted(held)
         in_baseline = {id(e) for e in baseline}
         for name, (module, spaces, entries, _) in held.items():
-            if name in ("_pytest.assertion.rewrite", "unittest.case"):  # the judge wraps some of their
+            if name in ("_pytest.assertion.rewrite", "_pytest.python_api", "_pytest.approx", "unittest.case"):  # the judge wraps some of their
                 continue  # functions as it starts: a run notes them again
             if name.startswith(("pytest", "_pytest", "pluggy")):
                 assert all(id(e) in in_baseline for e in entries if e[0] not in judge._PATCHED_BY_PYTEST), name  # reused

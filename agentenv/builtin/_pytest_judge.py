@@ -1134,8 +1134,10 @@ def _decide_pair(left, right, op, fail, copies, held, budget):
 # pytest.approx's classes, by identity (a name can be changed: approx's classes renamed "Scalar"
 # took a solution's approx past the check below; red team, stop 36), and the approx objects that
 # code of the tests made (by id, held: no id is reused)
-_APPROX_TYPES = frozenset(_id(c) for c in _vars(_modules["_pytest.python_api"]).values()
-                          if _isinstance(c, type) and _issubclass(c, _modules["_pytest.python_api"].ApproxBase))
+_APPROX_MODULE = _modules.get(_getattr(pytest.approx, "__module__", ""))  # (_pytest.python_api; _pytest.approx from 9.0)
+_APPROX_BASE = _getattr(_APPROX_MODULE, "ApproxBase", None)
+_APPROX_TYPES = frozenset(_id(c) for c in (_vars(_APPROX_MODULE).values() if _APPROX_BASE is not None else ())
+                          if _isinstance(c, type) and _issubclass(c, _APPROX_BASE))
 _TEST_APPROX = {}
 
 
@@ -1152,8 +1154,9 @@ def _record_approx_of_the_tests():
     calls ``approx`` for it (``mock.Mock(side_effect=pytest.approx)``: the first frame out of the
     libraries is the solution's). ``approx`` passes every argument on, so the wrapped ``__init__``'s
     defaults decide nothing."""
-    api = _modules["_pytest.python_api"]
-    init = api.ApproxBase.__init__
+    if _APPROX_BASE is None:
+        return
+    init = _APPROX_BASE.__init__
 
     @functools.wraps(init)
     def __init__(self, *args, **kwargs):
@@ -1175,7 +1178,7 @@ def _record_approx_of_the_tests():
                 return
             frame = frame.f_back
 
-    api.ApproxBase.__init__ = __init__
+    _APPROX_BASE.__init__ = __init__
 
 
 def _read_ratio(value):
