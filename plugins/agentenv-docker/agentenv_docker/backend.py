@@ -34,10 +34,6 @@ import threading
 import time
 from typing import Any, Mapping, Sequence
 
-import docker
-import docker.errors
-from docker.types import Ulimit
-
 from agentenv import (
     AgentSandbox,
     Availability,
@@ -53,6 +49,7 @@ from agentenv import (
 from agentenv._sandbox_server import CONTAINER_UID, OOM_FILES, CpuUse, MemoryGrowth, oom_kills
 
 from . import images
+from ._sdk import docker
 
 log = logging.getLogger("agentenv.sandbox.docker")
 SANDBOX_UID = CONTAINER_UID  # what commands run as; the helper keeps root as its real uid
@@ -284,7 +281,7 @@ class DockerBackend(SandboxBackend):
         limits = request.limits
         size_mb = max(limits.max_file_size_mb * 4, 64)
         fsize = limits.max_file_size_mb << 20
-        ulimits = [Ulimit(name="fsize", soft=fsize, hard=fsize)]
+        ulimits = [docker.types.Ulimit(name="fsize", soft=fsize, hard=fsize)]
         # The CPU time limit is each command's, set by the helper in the command after fork, as on the
         # namespace backend: a container-wide ulimit bound the helper too, and a command that kept it
         # reading a flood of output got it killed by that limit (masked, red team, stop 36)

@@ -30,10 +30,9 @@ import tempfile
 import time
 from typing import Any, Callable, Iterable
 
-import docker
-import docker.errors
-
 from agentenv import BackendUnavailable, RuntimeBuildError
+
+from ._sdk import docker
 
 log = logging.getLogger("agentenv.docker.images")
 BASE_REPO = "agentenv/base"

@@ -50,6 +50,18 @@ def test_daemon_unreachable_is_a_clear_error_at_make(tmp_path):
     assert "DOCKER_HOST" in out.stdout and "no-daemon.sock" in out.stdout
 
 
+
+def test_importing_agentenv_leaves_the_docker_sdk_until_a_docker_sandbox_needs_it():
+    code = textwrap.dedent("""
+        import sys, agentenv
+        print("registered:", "docker" in agentenv.registry().backends, "sdk:", "docker" in sys.modules)
+        from agentenv_docker import backend
+        backend.docker.errors.NotFound
+        print("used:", "docker" in sys.modules)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["registered:", "True", "sdk:", "False", "used:", "True"], out
+
 def test_commands_files_and_confinement(backend, tmp_path):
     with backend.open(_request(tmp_path)) as box:
         assert box.isolation.backend == "docker"
