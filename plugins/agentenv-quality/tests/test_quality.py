@@ -69,6 +69,23 @@ def test_files_that_do_not_parse_or_are_too_large_score_worst():
     assert maintainability("") == 100.0
 
 
+def test_a_file_python_cannot_read_as_text_scores_worst_and_is_never_masked():
+    # UTF-7 that decodes to a lone surrogate: Python refuses to compile it; re-encoding it for ruff
+    # raised, and the episode was masked as a failing metric plugin
+    for source in (b"# coding: utf-7\nx = 1\n+2AA-\n", b"# coding: utf-7\nx = '+2AA-'\n",
+                   b"# coding: no-such-codec\nx = 1\n"):
+        report = analyse({"notes.py": source, "tidy.py": TIDY})
+        lines = sum(1 for line in source.splitlines() if line.strip())
+        assert report.lint_rules == {UNANALYSABLE: lines} and report.maintainability_index == 0.0, source
+    env = gym.make("agentenv/examples.fizzbuzz-v0")
+    try:
+        env.reset()
+        _, reward, _, _, info = env.step("# coding: utf-7\n+2AA-\n")
+        assert (reward, info["reward_masked"], info["metrics"]["lint_rules"]) == (0.0, False, {UNANALYSABLE: 2})
+    finally:
+        env.close()
+
+
 def test_files_past_the_file_bound_push_no_code_out_and_still_count():
     messy = SLOPPY + BRANCHY
     alone = analyse({"messy.py": messy})

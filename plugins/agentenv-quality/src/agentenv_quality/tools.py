@@ -117,17 +117,21 @@ def analyse(files: Mapping[str, bytes]) -> QualityReport:
     the smallest, each scores no better than it would if analysed."""
     measurable = sorted(((p, d) for p, d in files.items() if is_python(p) or is_shell(p, d)),
                         key=lambda item: (-len(item[1]), item[0]))
-    past = {p: [TOO_MANY_FILES] * unanalysed_findings(d) for p, d in measurable[MAX_FILES:]}
+    unread = {p: [TOO_MANY_FILES] * unanalysed_findings(d) for p, d in measurable[MAX_FILES:]}
     texts = {p: _text(d) for p, d in measurable[:MAX_FILES] if is_python(p)}
+    # a file Python cannot read as text (an unknown or refused encoding) cannot run either: what ruff
+    # would make of its bytes says nothing, and a clean reading of them scored it 0 findings
+    unread.update({p: [UNANALYSABLE] * unanalysed_findings(d) for p, d in measurable[:MAX_FILES]
+                 if is_python(p) and texts[p] is None and len(d) <= MAX_FILE_BYTES})
     # ruff reads UTF-8 only: it gets the text Python reads, re-encoded
     python = {p: d if texts.get(p) is None else texts[p].encode() for p, d in measurable if is_python(p)}
     shell = {p: d for p, d in measurable if not is_python(p)}
 
     def counted(tool: Callable[[Mapping[str, bytes]], dict[str, list[str]] | None],
                 sources: Mapping[str, bytes]) -> dict[str, list[str]] | None:
-        """*tool*'s findings in the files within the bound, and those past it."""
-        found = tool({p: d for p, d in sources.items() if p not in past})
-        return None if found is None else {**found, **{p: past[p] for p in sources if p in past}}
+        """*tool*'s findings in the files it reads, and those it is not given."""
+        found = tool({p: d for p, d in sources.items() if p not in unread})
+        return None if found is None else {**found, **{p: unread[p] for p in sources if p in unread}}
 
     report: dict[str, Any] = {"python_files": len(python), "shell_files": len(shell)}
     if python:
@@ -147,11 +151,17 @@ def analyse(files: Mapping[str, bytes]) -> QualityReport:
 
 
 def _text(data: bytes) -> str | None:
-    """The Python source text of *data* (its PEP 263 encoding); None past the size bound or undecodable."""
+    """The Python source text of *data* (its PEP 263 encoding); None past the size bound or undecodable.
+
+    A text that is not Unicode Python can read (``# coding: utf-7`` with ``+2AA-``, a lone surrogate)
+    is undecodable too: Python refuses to compile it, and its re-encoding for ruff raised, which
+    masked the episode as a failing metric plugin (red team, stop 37)."""
     if len(data) > MAX_FILE_BYTES:
         return None
     try:
-        return _source(data, "strict")
+        text = _source(data, "strict")
+        text.encode("utf-8")
+        return text
     except (SyntaxError, LookupError, UnicodeError):
         return None
 
