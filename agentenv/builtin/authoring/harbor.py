@@ -70,6 +70,11 @@ import agentenv
 from agentenv import PLACEHOLDER, TaskSpec, ToolError
 
 HIDDEN = ".harbor"
+# The mark of a test.sh that agentenv's exporter wrote. It copies the tests into /app before any agent
+# code runs and never reads them again, and its checks (tasks/_harness/guard.py) reset /app between
+# the runs of agent code, rewriting the hidden folder there: verify.py does not watch the tests of
+# such a test.sh (each reset would count as a change), and compares them before and after only.
+EXPORT_MARK = "(written by agentenv export --format harbor)"
 TESTS = f"/app/{HIDDEN}/tests"
 LOGS = "/tmp/.harbor-logs/verifier"
 SOLUTION = "/tmp/.harbor-solution"
@@ -85,7 +90,7 @@ _KNOWN_SECTIONS = {"version", "schema_version", "task", "metadata", "verifier", 
 # The wrapper that runs test.sh inside the sandbox (standard library only). It takes the reward pipe
 # before any test code runs and writes the score last, after every other process is gone.
 VERIFY = r'''"""Runs a Harbor task's tests/test.sh and hands its reward to agentenv (written by agentenv import harbor)."""
-import ctypes, json, os, signal, stat as st, subprocess, sys, time
+import ctypes, json, os, select, signal, stat as st, struct, subprocess, sys, threading, time
 
 pipe = os.environ.pop("AGENTENV_REWARD_FILE", "")
 if not pipe or not os.path.lexists(pipe) or not st.S_ISFIFO(os.lstat(pipe).st_mode):
@@ -94,6 +99,7 @@ fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
 os.unlink(pipe)
 ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: /proc/<this>/fd is closed to the tests
 logs, test_sh, verifier_env, cwd, reward_name = sys.argv[1:6]
+watched = sys.argv[6:7] != ["unwatched"]  # (see EXPORT_MARK)
 tests = os.path.dirname(test_sh)
 
 
@@ -147,16 +153,91 @@ os.mkdir(logs, 0o700)
 env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTENV_")}
 env.update(json.loads(verifier_env))
 env["PYTHONSAFEPATH"] = "1"  # python -, -c and -m in test.sh: the agent's working directory is not on sys.path
+
+
+class Watch:
+    """Every change below the task's hidden folder (the tests, the pytest configuration test.sh's pytest
+    takes) while test.sh runs, as the kernel reports it (inotify).
+
+    Comparing the files before and after test.sh missed a change that was put back: code under
+    test that test.sh ran first swapped a check that it ran later for one that restored the original
+    and wrote reward 1 (red team). Here any write to a file of the tests (through any link to it),
+    any entry made, removed or renamed anywhere below the folder (a conftest.py, a forged .pyc in a
+    __pycache__ that pytest would load), and any rename of a folder on the way to it, counts;
+    Python writes no bytecode there in test.sh (PYTHONDONTWRITEBYTECODE). Events are read by a
+    thread while test.sh runs; more than the kernel queues (an overflow) counts as a change too."""
+
+    FILE = 0x2 | 0x8 | 0x400 | 0x800  # IN_MODIFY, IN_CLOSE_WRITE, IN_DELETE_SELF, IN_MOVE_SELF
+    NAMES = 0x40 | 0x80 | 0x100 | 0x200  # IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE
+
+    def __init__(self, top):
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = self.libc.inotify_init1(0o4000 | 0o2000000)  # IN_NONBLOCK, IN_CLOEXEC
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1")
+        self.watched, self.changes, self.done = {}, [], False
+        path = top
+        while os.path.dirname(path) != path:  # the folders above: only the name on the way down
+            self.add(os.path.dirname(path), self.NAMES, os.path.basename(path))
+            path = os.path.dirname(path)
+        for folder, _, names in os.walk(top):
+            self.add(folder, self.NAMES | self.FILE, None)
+            for name in names:
+                self.add(os.path.join(folder, name), self.FILE, None)
+        self.thread = threading.Thread(target=self.follow, daemon=True)
+        self.thread.start()
+
+    def add(self, path, mask, only):
+        wd = self.libc.inotify_add_watch(self.fd, os.fsencode(path), mask | 0x20000000)  # IN_DONT_FOLLOW
+        if wd < 0:
+            raise OSError(ctypes.get_errno(), f"inotify_add_watch {path}")
+        self.watched[wd] = (path, only)
+
+    def follow(self):
+        while not self.done:
+            select.select([self.fd], [], [], 0.05)
+            self.read()
+
+    def read(self):
+        while True:
+            try:
+                data = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return
+            at = 0
+            while at + 16 <= len(data):
+                wd, mask, _, size = struct.unpack_from("iIII", data, at)
+                name = data[at + 16:at + 16 + size].split(b"\0", 1)[0].decode("utf-8", "replace")
+                at += 16 + size
+                if mask & 0x4000:  # IN_Q_OVERFLOW
+                    self.changes.append("more changes than the kernel could queue")
+                    continue
+                path, only = self.watched.get(wd, ("?", None))
+                if mask & ~0x8000 and (only is None or name == only):  # (IN_IGNORED: a watch that went)
+                    self.changes.append(os.path.join(path, name) if name else path)
+
+    def stop(self):
+        self.done = True
+        self.thread.join()
+        self.read()
+        return sorted(set(self.changes))
+
+
 # bash reads a script file as it runs it, so code under test could write test.sh's remaining lines;
 # the text is read here, once, and given to bash whole. The tests' other files are read now too:
 # code under test that rewrites one test.sh runs later finds its run scored 0.
 script, before = open(test_sh, encoding="utf-8").read(), files(tests)
+env["PYTHONDONTWRITEBYTECODE"] = "1"  # (no __pycache__ written into the tests' folder: see Watch)
+try:  # the tests and what else test.sh's checks read from beside them (the pytest configuration)
+    watch = Watch(os.path.dirname(tests)) if watched else None
+except OSError as exc:
+    sys.exit(f"verify.py: cannot follow changes to the tests while test.sh runs ({exc}): not scored")
 code = subprocess.call(["bash", "-c", script, test_sh], cwd=cwd, env=env, close_fds=True, start_new_session=True)
 kill_the_rest()
 after = files(tests)
-changed = sorted(os.path.relpath(p, tests) for p, data in before.items() if after.get(p) != data)
+changed = sorted({p for p, data in before.items() if after.get(p) != data} | set(watch.stop() if watch else ()))
 if changed:
-    print(f"the tests' files changed while test.sh ran: {', '.join(changed)[:200]}")
+    print(f"the tests' files changed while test.sh ran: {', '.join(changed)[:300]}")
     code = code or 1
 # Only the file test.sh writes is read (chosen at import): a reward.json or reward.txt that code
 # under test wrote beside it is not. A test.sh that failed (its own write refused, say) scores 0.
@@ -466,7 +547,8 @@ def convert(task_dir: str, suite: str, out_dir: str, *, run_oracle: bool = True,
     verifier_env = {k: _rewrite_paths(str(v)) for k, v in (verifier.get("env") or {}).items()}
     timeout = float(verifier.get("timeout_sec", 600.0))
     command = (f"exec python -I /app/{HIDDEN}/verify.py {LOGS} {TESTS}/test.sh "
-               f"{shlex.quote(json.dumps(verifier_env))} /app {reward_name}")
+               f"{shlex.quote(json.dumps(verifier_env))} /app {reward_name}"
+               + (" unwatched" if EXPORT_MARK in script else ""))
     judged = _judged_pytest(script)
     doc: dict[str, Any] = {
         "task_id": f"{suite}.{name}", "version": 0,
@@ -664,7 +746,7 @@ def export_harbor(task: TaskSpec, out: str) -> str:
         _write(os.path.join(folder, "tests", "protected", rel), data)
     for rel, data in hidden.items():
         _write(os.path.join(folder, "tests", "hidden", rel), data)
-    lines = ["#!/bin/bash", f"# the verifier of agentenv task {task.task_id} (written by agentenv export --format harbor)",
+    lines = ["#!/bin/bash", f"# the verifier of agentenv task {task.task_id} {EXPORT_MARK}",
              "# each scored command's metrics, one JSON line each, kept in this shell (a check may empty /tmp)",
              "runs=''", "cd /app"]
     if protected:
