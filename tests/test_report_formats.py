@@ -91,6 +91,21 @@ def test_a_junit_file_at_the_tasks_path_scores_its_cases_and_a_planted_one_does_
     assert reward == 0.0 and info["metrics"]["report"] == "missing"
 
 
+def test_a_pytest_json_report_of_the_wrong_shape_scores_zero_and_never_raises(tmp_path):
+    # the report is the command's file, and the agent's script runs in that command: a phase or a
+    # crash that is not an object, or collectors that are not a list, raised out of env.step (red team, stop 37)
+    spec = task(tmp_path, [{"action": "run_command", "command": "mkdir -p /app/out && sh /app/solve.sh",
+                            "report": {"format": "pytest_json", "path": "/app/out/report.json"}}],
+                {"metric": "test_pass_rate", "weight": 1.0})
+    for doc in ({"tests": [{"nodeid": "t", "outcome": "failed", "call": "x"}]},
+                {"tests": [{"nodeid": "t", "outcome": "error", "setup": {"crash": 7}}], "collectors": 5},
+                {"tests": [], "collectors": [3, {"outcome": "failed", "longrepr": ["x"]}]}):
+        writer = {"action": "overwrite_file", "path": "solve.sh",
+                  "content": f"printf '%s' '{json.dumps(doc)}' > /app/out/report.json\n"}
+        reward, info = play(spec, writer)
+        assert reward == 0.0 and not info["reward_masked"] and info["metrics"]["tests_passed"] == 0, (doc, info)
+
+
 @pytest.mark.unit
 def test_a_step_naming_an_unknown_format_or_bad_options_is_a_spec_error(tmp_path):
     for report, where in (({"format": "junt"}, "/execution_steps/0/report/format"),

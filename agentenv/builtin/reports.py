@@ -450,17 +450,25 @@ def parse_json_report(data: bytes) -> dict[str, Any] | None:
         outcomes[node] = {"xfailed": "passed", "xpassed": "failed"}.get(outcome, outcome)
         if error is None and outcome in ("failed", "error"):
             for phase in ("setup", "call", "teardown"):
-                longrepr = (test.get(phase) or {}).get("longrepr") or ((test.get(phase) or {}).get("crash") or {}).get("message")
+                stage = _mapping(test.get(phase))
+                longrepr = stage.get("longrepr") or _mapping(stage.get("crash")).get("message")
                 if longrepr:
                     error = parse_error(str(longrepr))
                     if error:
                         break
-    for coll in doc.get("collectors", []) or []:
+    collectors = doc.get("collectors")
+    for coll in collectors if isinstance(collectors, list) else ():
         if isinstance(coll, dict) and coll.get("outcome") == "failed":
             outcomes[f"{coll.get('nodeid') or '<collection>'}::<collection>"] = "error"
             if error is None:
                 error = parse_error(str(coll.get("longrepr", "")))
     return {"outcomes": outcomes, "error": error, "exitcode": doc.get("exitcode")}
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    """*value* where a report has an object, else an empty one: the file is the command's, and a
+    ``"call": "x"`` or ``"collectors": 5`` in it raised out of ``env.step()`` (red team)."""
+    return value if isinstance(value, dict) else {}
 
 
 def parse_junit(data: bytes) -> dict[str, Any] | None:
