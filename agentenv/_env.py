@@ -296,11 +296,18 @@ class CodingEnv(gym.Env):
 
     # ------------------------------------------------------------------ the two modes
     def _step_single_shot(self, action: Any, info: dict[str, Any]):
+        why = None
         if not isinstance(action, str):
-            output = f"[the action must be the program text (str), not {type(action).__name__}]"
+            why = f"the action must be the program text (str), not {type(action).__name__}"
+        else:
+            try:  # a lone surrogate (JSON text carries one: half an emoji) raised out of step (red team, stop 37)
+                action.encode()
+            except UnicodeEncodeError as exc:
+                why = f"the program text is not valid Unicode (a lone surrogate at character {exc.start})"
+        if why is not None:
             result = self._evaluation.reward([], {})
             self._fill_info(info, [], result)
-            return output, result
+            return f"[{why}]", result
         runs, output, files = self._evaluation.run(self._sandbox, action, self._round)
         self._runs = runs
         result = self._evaluation.reward(runs, files)

@@ -326,6 +326,25 @@ def test_pathological_action_objects_are_refused(env):
         assert len(refused(env, action)) < 2000
 
 
+def test_a_single_shot_program_that_is_not_unicode_is_refused_and_the_batch_goes_on():
+    # a lone surrogate (JSON text carries one: half an emoji, "\\ud83d") raised UnicodeEncodeError out of
+    # env.step, ChatEnv.step and RolloutPool.score, which lost every completion of the batch (red team, stop 37)
+    with open(os.path.join(EXAMPLES, "fizzbuzz", "solution", "fizzbuzz.py")) as f:
+        reference = f.read()
+    env = gym.make("agentenv/examples.fizzbuzz-v0")
+    try:
+        env.reset()
+        obs, reward, terminated, _, info = env.step("x = '\ud83d'\n")
+        assert obs["output"] == "[the program text is not valid Unicode (a lone surrogate at character 5)]"
+        assert (reward, terminated, info["reward_masked"]) == (0.0, True, False)
+    finally:
+        env.close()
+    pool = agentenv.RolloutPool(concurrency=2)
+    rewards = [r.reward for r in pool.score_sync("examples.fizzbuzz", [f"```python\n{reference}```",
+                                                                      "```python\nx = '\ud83d'\n```"])]
+    assert rewards == [1.0, 0.0]
+
+
 # --------------------------------------------------------------------------- arbitrary actions
 
 CANARY = f"agentenv-fuzz-{uuid.uuid4().hex[:12]}"
