@@ -196,7 +196,7 @@ class AssistantReply:
 def _short(value: Any, limit: int = 80) -> str:
     try:
         text = value if isinstance(value, str) else repr(value)
-    except (ValueError, RecursionError):  # (an int of more digits than str() takes, say)
+    except Exception:  # (an int of more digits than str() takes, a nest past the recursion limit, a raising __repr__)
         text = f"<a {type(value).__name__}>"
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
 
@@ -237,7 +237,7 @@ def _call(call_id: Any, name: Any, raw_args: Any) -> ToolCall:
     ident = call_id if isinstance(call_id, str) and call_id else _call_id()
     if not isinstance(name, str) or not name:
         args, text, _ = _arguments(raw_args)
-        return ToolCall(ident, str(name)[:100] if name is not None else "", args, text,
+        return ToolCall(ident, _short(name, 100) if name is not None else "", args, text,
                         "the tool call has no function name")
     args, text, error = _arguments(raw_args)
     return ToolCall(ident, name[:200], args, text, error)

@@ -5,6 +5,7 @@ Real sandboxes throughout: every reward here comes from the task's own tests.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -122,6 +123,9 @@ def test_agentic_chat_episode_with_openai_tool_calls(bank):
     assert roles == ["system", "user", "assistant", "tool", "tool", "assistant", "tool", "tool", "tool", "tool"]
 
 
+DEEP_LIST = functools.reduce(lambda value, _: [value], range(5000), [])
+
+
 @pytest.mark.parametrize("reply, why", [
     (assistant(call("read_file", "{not json")), "arguments are not valid JSON"),
     (assistant(call("read_file", "[1, 2]")), "arguments must be a JSON object"),
@@ -143,6 +147,10 @@ def test_agentic_chat_episode_with_openai_tool_calls(bank):
      "must be JSON data"),
     ({"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "run_command",
                                         "input": {"command": "ls", "timeout_s": 10 ** 5000}}]}, "must be JSON data"),
+    # a name no str() takes (an int past its digit limit, a nest past the recursion limit) raised too (stop 37)
+    (assistant({"id": "n", "type": "function", "function": {"name": 10 ** 5000, "arguments": "{}"}}), "no function name"),
+    ({"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": DEEP_LIST, "input": {}}]},
+     "no function name"),
 ])
 def test_a_malformed_reply_is_an_observation_and_costs_a_round(bank, reply, why):
     bank.reset(seed=0)
