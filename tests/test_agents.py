@@ -80,6 +80,14 @@ def test_replay_errors_name_the_file_and_line(tmp_path):
     bad.write_text('{"action": {"action": "submit"}}\nnot json\n{"action": 1}\n')
     with pytest.raises(AgentError, match=r"bad.jsonl:2: not JSON"):
         make_agent(f"replay:{bad}", BANK, "agentic")
+    # a crafted recording ended `agentenv run` in a traceback (red team, stop 37)
+    submit = '{"action": {"action": "submit"}}\n'
+    for line, why in (("[" * 100_000, "nested too deeply"), ('{"action": 1, "sample": ' + "9" * 5000 + "}", "digits"),
+                      ('{"action": 1, "sample": [1]}', "must be numbers or text")):
+        crafted = tmp_path / "crafted.jsonl"
+        crafted.write_text(line + "\n" + submit)
+        with pytest.raises(AgentError, match=rf"crafted.jsonl:1: .*{why}"):
+            make_agent(f"replay:{crafted}", BANK, "agentic")
     other = tmp_path / "other.jsonl"
     other.write_text(json.dumps({"task_id": "someone.else", "action": {"action": "submit"}}) + "\n")
     with pytest.raises(AgentError, match="no actions for task 'examples.bank_transfer'"):

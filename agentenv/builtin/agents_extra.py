@@ -139,10 +139,14 @@ class ReplayAgent(Agent):
                 continue
             try:
                 doc = json.loads(line)
-            except json.JSONDecodeError as exc:
+            except (ValueError, RecursionError) as exc:  # (nested past the parser's depth, an int past str's digits)
                 if number == len(lines):
                     continue  # the last line of an interrupted recording may be cut short
-                raise AgentError(f"{path}:{number}: not JSON ({exc.msg}); each line must be an object with an "
+                if isinstance(exc, json.JSONDecodeError):
+                    why = exc.msg
+                else:
+                    why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:100]
+                raise AgentError(f"{path}:{number}: not JSON ({why}); each line must be an object with an "
                                  "\"action\" field") from None
             if not isinstance(doc, dict) or doc.get("type", "step") != "step":
                 continue
@@ -151,6 +155,11 @@ class ReplayAgent(Agent):
             if doc.get("task_id", task_id) != task_id:
                 continue
             key = (doc["sample"], doc.get("attempt")) if "sample" in doc else doc.get("episode_id")
+            try:
+                hash(key)
+            except TypeError:
+                raise AgentError(f"{path}:{number}: \"sample\", \"attempt\" and \"episode_id\" must be numbers or "
+                                 "text") from None
             groups.setdefault(key, []).append(doc["action"])
         by_sample: dict[Any, list[Any]] = {}
         for key, actions in groups.items():  # a retried sample: its last attempt is the episode
