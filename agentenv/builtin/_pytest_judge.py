@@ -83,12 +83,14 @@ _write = os.write
 _abspath, _dirname, _basename, _access = os.path.abspath, os.path.dirname, os.path.basename, os.access
 _list, _tuple, _zip, _any, _all, _sorted, _modules = list, tuple, zip, any, all, sorted, sys.modules
 _map, _chain, _is, _is_not, _set, _repeat = map, itertools.chain, operator.is_, operator.is_not, set, itertools.repeat
+_compress, _frozenset, _not = itertools.compress, frozenset, operator.not_
 _code, _defaults, _kwdefaults = (operator.attrgetter(name) for name in ("__code__", "__defaults__", "__kwdefaults__"))
 _isinstance, _type, _len, _id, _getattr, _bool, _abs = isinstance, type, len, id, getattr, bool, abs
 _index, _clear_type_cache, _issubclass = operator.index, sys._clear_type_cache, issubclass
 # built-in types' methods as they were at load (their dictionaries can be written: see _PairCheck)
 _dict_items, _float_ratio = dict.items, float.as_integer_ratio
 _ITER = {list: list.__iter__, tuple: tuple.__iter__, set: set.__iter__, frozenset: frozenset.__iter__, dict: dict.__iter__}
+_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))  # (iterated in C: no code of the dictionary's keys runs)
 # (complex.__complex__ and bytes.__bytes__ are 3.11's: before, the value's parts and its buffer, read in C)
 _complex_parts = complex.__dict__["real"].__get__, complex.__dict__["imag"].__get__
 _AS_BUILTIN = {str: str.__str__, int: int.__int__, float: float.__float__, bool: bool,
@@ -956,6 +958,22 @@ def _made_of_trusted(value, budget):
     return _all(_trusted_copy(item, budget) is not _GONE for item in contents)
 
 
+def _contained(container):
+    """What ``x in container`` compares x with, listed by the built-in type's own iteration, for a
+    list, tuple, set, frozenset or dict (its keys), a subclass of one that keeps the built-in
+    ``__contains__``, or a dictionary's view; _GONE for anything else (its own ``__contains__``
+    decides)."""
+    kind = _type(container)
+    if _any(kind is view for view in _VIEWS):
+        return _list(container)
+    for base in _BOXES:
+        if _isinstance_of(kind, base):
+            if _defined(kind, "__contains__")[0] is not _defined(base, "__contains__")[0]:
+                return _GONE
+            return _list(_ITER[base](container))
+    return _GONE
+
+
 def _read_as(value, like, budget):
     """*value* read as *like*'s type (built-in values), through the value's own conversions, as
     built-in values; _GONE where it cannot be read so."""
@@ -1059,6 +1077,9 @@ def _decide_pair(left, right, op, fail, copies, held, budget):
     read once: an object read again for each item could answer another value each time), not in a
     string (whose ``in`` reads the object's characters, not its ``str``)."""
     __tracebackhide__ = True
+    if (op == "in" or op == "not in") and copies[1] is not _GONE and not _any(
+            _type(copies[1]) is kind for kind in _PLAIN + _BOXES):
+        copies[1] = _GONE  # (an object that compares by identity, a dictionary's view: its `in` compares what it holds)
     if held[0] is not None or held[1] is not None:
         for side in (0, 1):  # (an approx the solution returned, with a tolerance of its own: red team, stop 36)
             if held[side] is not None and _is_approx(held[side]) and _id(held[side]) not in _TEST_APPROX:
@@ -1092,6 +1113,34 @@ def _decide_pair(left, right, op, fail, copies, held, budget):
             _claimed(_type(value), f"says it {_SAID[op]} {_safe_repr(right if value is left else left):.80} but its "
                      f"built-in value {_safe_repr(copies[0] if value is left else copies[1]):.120} does not")
         return  # (the test's own comparison fails, with pytest's explanation)
+    elif (op == "in" or op == "not in") and copies[0] is not _GONE:
+        # a built-in value looked for in the solution's list, tuple, set, dict or dictionary view: each
+        # item that is not a built-in value is read as the value's type, once (an always-equal item after
+        # 5,000 plain ones, past what `_plain` reads, was in every list: red team, stop 37)
+        like, items = copies[0], _contained(right)
+        if items is _GONE:
+            return
+        kinds = _list(_map(_type, items))
+        plain = _frozenset(k for k in _set(kinds) if _any(k is p for p in _PLAIN))
+        if like in _list(_compress(items, _map(plain.__contains__, kinds))):
+            return  # (there: the comparison the assert makes finds it among built-in values)
+        objects = _list(_compress(items, _map(_not, _map(plain.__contains__, kinds))))
+        readings = {}
+        for item in objects:
+            if _id(item) not in readings:
+                readings[_id(item)] = _read_of(item, like)
+        found = _any(read is not _GONE and _bool(read == like) for read in readings.values())
+        if found is (op == "in"):
+            return
+        try:
+            claim = _bool(_ASSERTED[op](left, right))
+        except Exception:
+            claim = True
+        if claim:
+            _claimed(_type(objects[0]) if objects else _type(right),
+                     f"in a {_type_name(_type(right))} says {_safe_repr(left):.80} {_SAID[op]} it, but read as "
+                     f"built-in values its items {'do not hold' if op == 'in' else 'hold'} it")
+        raise fail(f"assert {_safe_repr(left)} {op} {_safe_repr(right)}")
     elif op == "in" or op == "not in":
         value, like = left, copies[1]
         if copies[0] is not _GONE or not _isinstance(like, (list, tuple, set, frozenset, dict)) or _len(like) > 10000:
