@@ -1104,11 +1104,7 @@ def _decide_pair(left, right, op, fail, copies, held, budget):
                 return
         except Exception:
             return
-        try:
-            claim = _bool(_ASSERTED[op](left, right))
-        except Exception:
-            claim = True
-        if claim:
+        if _asserted(op, left, right):
             value = left if _all(_type(left) is not kind for kind in _PLAIN) else right
             _claimed(_type(value), f"says it {_SAID[op]} {_safe_repr(right if value is left else left):.80} but its "
                      f"built-in value {_safe_repr(copies[0] if value is left else copies[1]):.120} does not")
@@ -1132,11 +1128,7 @@ def _decide_pair(left, right, op, fail, copies, held, budget):
         found = _any(read is not _GONE and _bool(read == like) for read in readings.values())
         if found is (op == "in"):
             return
-        try:
-            claim = _bool(_ASSERTED[op](left, right))
-        except Exception:
-            claim = True
-        if claim:
+        if _asserted(op, left, right):
             _claimed(_type(objects[0]) if objects else _type(right),
                      f"in a {_type_name(_type(right))} says {_safe_repr(left):.80} {_SAID[op]} it, but read as "
                      f"built-in values its items {'do not hold' if op == 'in' else 'hold'} it")
@@ -1170,14 +1162,19 @@ def _decide_pair(left, right, op, fail, copies, held, budget):
             return
     if holds:
         return
-    try:
-        claim = _bool(_ASSERTED[op](left, right))
-    except Exception:  # (the judge's own exceptions too: one raised here cancelled the check, red team, stop 36)
-        claim = True
-    if claim:
+    if _asserted(op, left, right):
         what = f"reads as {_safe_repr(read)}" if read is not _GONE else f"cannot be read as a {_type_name(_type(like))}"
         _claimed(_type(value), f"says it {_SAID[op]} {_safe_repr(like):.80} but {what:.120}")
     raise fail(f"assert {_safe_repr(left)} {op} {_safe_repr(right)}")
+
+
+def _asserted(op, left, right):
+    """What the assert's own comparison says; where it raises, that it holds (the judge's own
+    exceptions too: one raised here cancelled the check, red team, stop 36)."""
+    try:
+        return _bool(_ASSERTED[op](left, right))
+    except Exception:
+        return True
 
 
 # pytest.approx's classes, by identity (a name can be changed: approx's classes renamed "Scalar"
