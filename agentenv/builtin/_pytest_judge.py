@@ -694,9 +694,12 @@ def _make_probes():
     numbers = (round(unit() * 100, 2), -round(unit() * 1000, 1))
     ints = (int(unit() * 500), -int(unit() * 5000))
     words = (word(), word().upper() + word())
-    # of one sign too: an object equal to every number of one sign passed pairs of two (red team, stop 33)
+    # of one sign too: an object equal to every number of one sign passed pairs of two (red team, stop 33),
+    # and small ones: an object equal to every int below 500 and float below 100 (where no probe was)
+    # passed asserts the pair check does not read, such as all(...) and assertAlmostEqual (stop 37)
+    small = (int(unit() * 25) - 25, int(unit() * 25) + 25, round(unit() * 5 - 5, 2), round(unit() * 5 + 5, 2))
     signed = ((numbers[0], round(unit() * 1000 + 200, 1)), (ints[0], int(unit() * 5000) + 600),
-              (numbers[1], -round(unit() * 100, 2)), (ints[1], -int(unit() * 500) - 1))
+              (numbers[1], -round(unit() * 100, 2)), (ints[1], -int(unit() * 500) - 1), small[:2], small[2:])
     pairs = (numbers, ints, words, (pytest.approx(numbers[0]), pytest.approx(numbers[1]))) + signed
     opaque = (_Probe(), ("\x00",))
     typed = {str: words, bytes: _tuple(w.encode() for w in words), int: ints, float: numbers,
@@ -1166,6 +1169,28 @@ def _decide_pair(left, right, op, fail, copies, held, budget):
         what = f"reads as {_safe_repr(read)}" if read is not _GONE else f"cannot be read as a {_type_name(_type(like))}"
         _claimed(_type(value), f"says it {_SAID[op]} {_safe_repr(like):.80} but {what:.120}")
     raise fail(f"assert {_safe_repr(left)} {op} {_safe_repr(right)}")
+
+
+def _as_numbers(first, second, fail):
+    """``assertAlmostEqual``'s operands, where one is an ``int`` or ``float`` and the other an object
+    of the solution's: the object read as a float (unittest then compares numbers; the object's own
+    ``==`` and ``-`` decided before, and one equal to every small number passed, red team, stop 37).
+    One that cannot be read as a number is not almost equal to one."""
+    __tracebackhide__ = True
+    values = [first, second]
+    for mine in (0, 1):
+        if _type(values[1 - mine]) is int or _type(values[1 - mine]) is float:
+            try:
+                foreign = _trusted_copy(values[mine], [100000]) is _GONE
+            except _Unjudged:
+                foreign = False
+            if foreign:
+                read = _read_of(values[mine], 0.0)
+                if read is _GONE:
+                    raise fail(f"{_safe_repr(values[mine])} cannot be read as a number")
+                values[mine] = read
+            break
+    return values
 
 
 def _asserted(op, left, right):
@@ -1664,7 +1689,9 @@ def _install_operand_checks():
     def strict(method, op=None):
         def check(self, first, second, *args, **kwargs):
             first, second = _plain(first, "call"), _plain(second, "call")
-            if op is not None:  # (the values go on as the built-in values they read as, where they do)
+            if op == "~":
+                first, second = _as_numbers(first, second, self.failureException)
+            elif op is not None:  # (the values go on as the built-in values they read as, where they do)
                 copies = _check_pair(first, second, op, self.failureException)
                 first, second = (v if c is _GONE else c for v, c in _zip((first, second), copies))
             _clear_type_cache()  # (see _PairCheck)
@@ -1672,11 +1699,13 @@ def _install_operand_checks():
         return check
 
     for name in ("assertEqual", "assertNotEqual", "assertListEqual", "assertTupleEqual", "assertDictEqual",
-                 "assertSetEqual", "assertSequenceEqual", "assertCountEqual", "assertIn", "assertNotIn",
-                 "assertAlmostEqual", "assertLess", "assertLessEqual", "assertGreater", "assertGreaterEqual"):
+                 "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual", "assertCountEqual", "assertIn",
+                 "assertNotIn", "assertAlmostEqual", "assertNotAlmostEqual", "assertLess", "assertLessEqual",
+                 "assertGreater", "assertGreaterEqual"):
         op = {"assertNotEqual": "!=", "assertIn": "in", "assertNotIn": "not in", "assertLess": "<",
-              "assertLessEqual": "<=", "assertGreater": ">", "assertGreaterEqual": ">="}.get(name)
-        if op is None and name.endswith("Equal") and name not in ("assertCountEqual", "assertAlmostEqual"):
+              "assertLessEqual": "<=", "assertGreater": ">", "assertGreaterEqual": ">=", "assertAlmostEqual": "~",
+              "assertNotAlmostEqual": "~"}.get(name)
+        if op is None and name.endswith("Equal") and name != "assertCountEqual":
             op = "=="
         setattr(unittest.TestCase, name, strict(getattr(unittest.TestCase, name), op))
 
