@@ -109,6 +109,45 @@ def test_names_from_results_files_reach_the_terminal_escaped(result_files, tmp_p
     assert "nope\\x1b[8m.json: cannot read it" in err and "\x1b" not in err
 
 
+def test_crafted_results_files_are_refused_by_name_and_odd_honest_ones_rank(result_files, tmp_path, capsys):
+    """A results file is anyone's: NaN and Infinity (a NaN success rate passed the schema's bounds and
+    ranked first, or crashed the heatmap), nesting past the parser's depth, bytes that are not UTF-8 and
+    a k of 5,000 digits ended `agentenv leaderboard` in a traceback; two honest runs of one suite
+    version whose tasks were tagged otherwise divided by zero (red team, stop 37)."""
+    text = open(result_files[1]).read()
+    doc = json.loads(text)
+    crafted = {"nan.json": text.replace('"success_rate": 1.0', '"success_rate": NaN', 1),
+               "inf.json": text.replace('"success_rate": 1.0', '"success_rate": Infinity', 1),
+               "deep.json": text[:-2] + ', "x": ' + "[" * 100_000 + "]" * 100_000 + "}\n",
+               "k.json": json.dumps({**doc, "overall": {**doc["overall"], "pass_at_k": {"9" * 5000: 1.0}}})}
+    for name, body in crafted.items():
+        (tmp_path / name).write_text(body)
+    (tmp_path / "bytes.json").write_bytes(text.replace('"reference"', '"ref\udcff"', 1).encode("utf-8", "surrogateescape"))
+    for name in (*crafted, "bytes.json"):
+        assert main(["leaderboard", result_files[0], str(tmp_path / name)]) == 1, name
+        err = capsys.readouterr().err
+        assert err.startswith(f"agentenv: error: {tmp_path / name}: ") and "Traceback" not in err, (name, err)
+    untagged = copy.deepcopy(doc)
+    for task in untagged["tasks"]:
+        task["tags"] = []
+    (tmp_path / "untagged.json").write_text(json.dumps(untagged))
+    assert main(["leaderboard", result_files[1], str(tmp_path / "untagged.json"), "--html", str(tmp_path / "b.html")]) == 0
+    capsys.readouterr()
+
+
+def test_a_markdown_table_keeps_one_row_per_run_and_no_markup(result_files, tmp_path):
+    with open(result_files[0]) as f:
+        doc = json.load(f)
+    doc["agent"] = {"spec": "evil\n| x | y |\n<img src=x onerror=alert(1)>", "name": "evil"}
+    with open(result_files[0], "w") as f:
+        json.dump(doc, f)
+    md = tmp_path / "board.md"
+    assert main(["leaderboard", *result_files, "--markdown", str(md)]) == 0
+    rows = [line for line in md.read_text().splitlines() if line.startswith("| ") and "evil" in line]
+    assert len(rows) == 1 and "<img" not in rows[0] and "&lt;img src=x onerror=alert(1)&gt;" in rows[0], rows
+    assert "evil \\| x \\| y \\|" in rows[0]
+
+
 def test_html_page_is_self_contained(result_files):
     page = render_html(build_board(load_results(result_files)))
     assert "<svg" in page and page.count("<figure>") == 4

@@ -41,12 +41,15 @@ def load_results(paths: Sequence[str]) -> list[dict[str, Any]]:
         file = os.path.join(path, "results.json") if os.path.isdir(path) else path
         try:
             with open(file, encoding="utf-8") as f:
-                doc = json.load(f)
+                doc = json.load(f, parse_constant=_no_constant)
         except OSError as exc:
             raise LeaderboardError(f"{file}: cannot read it ({exc.strerror}); pass results.json files written by "
                                    "agentenv eval, or their folders") from exc
         except json.JSONDecodeError as exc:
             raise LeaderboardError(f"{file}: not JSON ({exc.msg} at line {exc.lineno})") from exc
+        except (ValueError, RecursionError) as exc:  # (NaN or Infinity, a number past str's digits, bad UTF-8)
+            why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
+            raise LeaderboardError(f"{file}: not a results.json agentenv eval writes ({why})") from exc
         errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
         if errors:
             lines = [f"  - /{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}" for e in errors[:10]]
@@ -55,6 +58,12 @@ def load_results(paths: Sequence[str]) -> list[dict[str, Any]]:
         doc["_file"] = file
         runs.append(doc)
     return runs
+
+
+def _no_constant(name: str) -> Any:
+    """NaN and Infinity, which no results.json agentenv writes holds (a NaN success rate passed the
+    schema's bounds, then ranked first, or crashed the heatmap)."""
+    raise ValueError(f"{name} is not a number a results.json holds")
 
 
 # --------------------------------------------------------------------------- ranking
@@ -168,14 +177,15 @@ def _task_matrix(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _tag_matrix(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    tags = sorted({tag for t in runs[0]["tasks"] for tag in t["tags"]})
+    """Each tag's mean success rate in each run, over the tasks the first run tags with it (a run whose
+    tasks were tagged otherwise, with the same suite version, divided by zero)."""
+    first = runs[0]["tasks"]
+    by_run = [{t["task_id"]: t for t in r["tasks"]} for r in runs]
     out = []
-    for tag in tags:
-        values = []
-        for r in runs:
-            rates = [t["success_rate"] or 0.0 for t in r["tasks"] if tag in t["tags"]]
-            values.append(sum(rates) / len(rates))
-        out.append({"tag": tag, "tasks": sum(tag in t["tags"] for t in runs[0]["tasks"]), "success_rate": values})
+    for tag in sorted({tag for t in first for tag in t["tags"]}):
+        ids = [t["task_id"] for t in first if tag in t["tags"]]
+        values = [sum(m[tid]["success_rate"] or 0.0 for tid in ids) / len(ids) for m in by_run]
+        out.append({"tag": tag, "tasks": len(ids), "success_rate": values})
     return out
 
 
@@ -214,11 +224,17 @@ def render_text(board: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _md_cell(text: str) -> str:
+    """*text* as one cell of a Markdown table: on one line, its ``|`` escaped, and no markup a renderer
+    would run (an agent spec or a run's folder name may hold ``<img onerror=...>`` or a newline)."""
+    return html.escape(" ".join(text.split()), quote=False).replace("|", "\\|")
+
+
 def render_markdown(board: dict[str, Any]) -> str:
     head, body = _columns(board)
     lines = [f"## {board['suite']['name']} {board['suite']['version']}: ranked by {board['metric']}", "",
              "| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in body]
+    lines += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in body]
     lines += ["", f"95% confidence intervals: percentile bootstrap over the {len(board['tasks'])} tasks "
                   f"({BOOTSTRAP_SAMPLES} resamples). Infrastructure failures are not scored.", ""]
     return "\n".join(lines)
