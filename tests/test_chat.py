@@ -351,6 +351,22 @@ def test_reverify_recomputes_a_changed_rule_from_stored_metrics(eval_run, tmp_pa
     assert str(logic) in err and "/rules/0/metric" in err and "did you mean 'test_pass_rate'" in err
 
 
+def test_reverify_leaves_out_episodes_whose_records_it_cannot_read(eval_run, tmp_path, capfd):
+    # a reward of "abc", scored runs of strings or ints, a metric of 10**400 raised out of reverify (red team, stop 37)
+    lines = (eval_run / "trajectories.jsonl").read_text().splitlines()
+    for crafted in ({"reward": "abc"}, {"scored_runs": "x"}, {"scored_runs": [1, 2]},
+                    {"scored_runs": [{"test_pass_rate": 10 ** 400}]}):
+        records = [json.loads(line) for line in lines]
+        target = next(r for r in records if r.get("type") == ("episode" if "reward" in crafted else "step")
+                      and (r.get("scored_runs") is not None or "reward" in crafted))
+        target.update(crafted)
+        run = tmp_path / "run.jsonl"
+        run.write_text("".join(json.dumps(r) + "\n" for r in records))
+        assert main(["reverify", str(run)]) == 0, crafted
+        err = capfd.readouterr().err
+        assert "1 episodes rescored" in err and "left out: 1 malformed" in err, (crafted, err)
+
+
 def test_reverify_rerun_rescores_old_rollouts_against_a_fixed_task(tmp_path):
     task_dir = tmp_path / "fizz"
     shutil.copytree(os.path.join(EXAMPLES, "fizzbuzz"), task_dir)

@@ -129,7 +129,7 @@ def episodes(run: str) -> tuple[list[Episode], dict[str, int]]:
     order: list[Episode] = []
     by_tag: dict[tuple, Episode] = {}
     has_summaries = False
-    skipped = {"unfinished": 0, "retried": 0, "orphan_steps": 0}
+    skipped = {"unfinished": 0, "retried": 0, "orphan_steps": 0, "malformed": 0}
     for record in read_records(path):
         kind = record.get("type")
         if kind == "reset":
@@ -157,5 +157,26 @@ def episodes(run: str) -> tuple[list[Episode], dict[str, int]]:
         if episode.summary is None and not episode.finished:
             skipped["unfinished"] += 1
             continue
+        if not _readable(episode):
+            skipped["malformed"] += 1
+            continue
         out.append(episode)
     return out, skipped
+
+
+def _readable(episode: Episode) -> bool:
+    """Whether an episode's records hold what rescoring reads: a reward that is a number, and scored
+    runs that are a list of objects whose numbers a float holds (a trajectory file is anyone's, and a
+    reward of "abc", scored runs of ints or a metric of 10**400 raised out of reverify: red team, stop 37)."""
+    try:
+        float(episode.reward)
+        runs = episode.final.get("scored_runs") or []
+        if not isinstance(runs, list) or not all(isinstance(run, dict) for run in runs):
+            return False
+        for run in runs:
+            for value in run.values():
+                if isinstance(value, int):
+                    float(value)
+        return True
+    except (TypeError, ValueError, OverflowError, AttributeError):
+        return False
