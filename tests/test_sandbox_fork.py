@@ -168,3 +168,19 @@ def test_a_workspace_larger_than_a_fork_copies_is_refused_and_the_episode_goes_o
         with parent.fork() as child:  # (100 MB fits)
             assert child.exec("stat -c %s a", cwd="/app").stdout == f"{100 << 20}\n"
 
+
+def test_a_tree_nested_deeper_than_a_fork_copies_is_refused_by_name_and_the_sandbox_lives(backend, pristine):
+    """1,200 nested folders, or 20 of 250-character names, raised RecursionError and ENAMETOOLONG out of
+    the fork's walk (red team, stop 37): the fork now says what it does not copy, as for a workspace
+    too large."""
+    with backend.open(SandboxRequest(RUNTIME, pristine, "/app", Limits(wall_time_s=30.0))) as parent:
+        for make in ("for i in $(seq 1200); do mkdir d && cd d || exit 1; done",
+                     "python3 -c \"import os\nfor _ in range(20):\n    os.mkdir('a' * 250)\n    os.chdir('a' * 250)\""):
+            assert parent.exec(make, cwd="/app").ok
+            with pytest.raises(OSError, match="nested deeper than 256 or a path longer than 3072 bytes"):
+                parent.fork()
+            assert parent.alive and parent.exec("rm -rf d a* && echo ok", cwd="/app").stdout == "ok\n"
+        assert parent.exec("mkdir -p x/y/z", cwd="/app").ok
+        with parent.fork() as child:
+            assert child.exec("ls -d x/y/z", cwd="/app").stdout == "x/y/z\n"
+

@@ -548,8 +548,14 @@ class Init(Server):
                 unreadable.append((merged, stat.S_IMODE(st.st_mode)))
             return os.open(name, flags, dir_fd=dfd)
 
-        def walk(dfd: int, rel: str, st: os.stat_result | None = None) -> None:
+        def walk(dfd: int, rel: str, st: os.stat_result | None = None, depth: int = 0) -> None:
             merged = os.path.join(self.root, rel) if rel else self.root
+            # (a tree nested past the interpreter's recursion, or past what a path names, raised
+            # RecursionError and ENAMETOOLONG out of env.fork(): red team, stop 37)
+            if depth > FORK_DEPTH or len(os.fsencode(merged)) > FORK_PATH:
+                raise OSError(errno.ENAMETOOLONG, f"the workspace's changes hold folders nested deeper than "
+                                                  f"{FORK_DEPTH} or a path longer than {FORK_PATH} bytes, more than "
+                                                  "a fork copies")
             entries.append({"p": rel, "k": "d", "names": sorted(os.listdir(merged)), **_meta(st or os.fstat(dfd))})
             for entry in sorted(os.scandir(dfd), key=lambda e: e.name):
                 st = entry.stat(follow_symlinks=False)
@@ -557,7 +563,7 @@ class Init(Server):
                 if stat.S_ISDIR(st.st_mode):
                     sub = opened(dfd, entry.name, path, st, os.O_DIRECTORY)
                     try:
-                        walk(sub, path, st)  # (its mode as it was: opened() may have changed it)
+                        walk(sub, path, st, depth + 1)  # (its mode as it was: opened() may have changed it)
                     finally:
                         os.close(sub)
                 elif stat.S_ISREG(st.st_mode):
@@ -796,6 +802,7 @@ class Init(Server):
 
 
 SNAPSHOT_MAX = 1 << 30
+FORK_DEPTH, FORK_PATH = 256, 3072  # folders nested, bytes of a path: what a fork copies at most
 
 
 def _meta(st: os.stat_result) -> dict:
