@@ -255,7 +255,7 @@ def _audit(event, args):
         if (_len(args) > 1 and _type(args[0]) is types.FunctionType and _type(args[1]) is _str
                 and args[1] in _FUNCTION_PARTS and (_id(args[0]) in _HELD_FUNCTIONS
                                                    or _abspath(_str(args[0].__code__.co_filename)) in _DIGESTS)):
-            _problem("runner-modified", f"code under test changed the {_str(args[1])} of {_function_name(args[0]):.80}, a "
+            _problem("runner-modified", f"code under test changed the {_str(args[1])} of {_name_of(args[0]):.80}, a "
                      "function of the test runner or of the task's files")
         return
     if event in _GC_WALKS:
@@ -845,21 +845,15 @@ def _claimed(kind, claim):
     raise _AlwaysEqual(f"{name} {claim}")
 
 
-def _function_name(function):
+def _name_of(thing):
+    """A class's or a function's qualified name as an exact ``str``, or a stand-in: a ``str`` subclass
+    of the solution's as the name ran its ``__format__`` as a finding was written, raised an exception
+    the judge took for its own, and the finding was never sent (red team, stop 36)."""
+    is_class = _issubclass(_type(thing), type)  # (not isinstance: it asks a __class__ of the object's own)
     try:
-        return _AS_BUILTIN[str](function.__qualname__)
+        return _AS_BUILTIN[str](_type_qualname(thing) if is_class else thing.__qualname__)
     except Exception:
-        return "<a function>"
-
-
-def _name_of(kind):
-    """*kind*'s qualified name as an exact ``str``, or a stand-in: a ``str`` subclass of the solution's
-    as the name ran its ``__format__`` as a finding was written, raised an exception the judge took
-    for its own, and the finding was never sent (red team, stop 36)."""
-    try:
-        return _AS_BUILTIN[str](_type_qualname(kind))
-    except Exception:
-        return "<a class>"
+        return "<a class>" if is_class else "<a function>"
 
 
 # ------------------------------------------------------------------ what a value reads as
@@ -1121,9 +1115,10 @@ def _decide_pair(left, right, op, fail, copies, held, budget):
             return
         kinds = _list(_map(_type, items))
         plain = _frozenset(k for k in _set(kinds) if _any(k is p for p in _PLAIN))
-        if like in _list(_compress(items, _map(plain.__contains__, kinds))):
+        is_plain = _list(_map(plain.__contains__, kinds))
+        if like in _list(_compress(items, is_plain)):
             return  # (there: the comparison the assert makes finds it among built-in values)
-        objects = _list(_compress(items, _map(_not, _map(plain.__contains__, kinds))))
+        objects = _list(_compress(items, _map(_not, is_plain)))
         readings = {}
         for item in objects:
             if _id(item) not in readings:
