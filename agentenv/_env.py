@@ -33,7 +33,7 @@ import os
 import string
 import time
 import uuid
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import gymnasium as gym
 import numpy as np
@@ -114,6 +114,26 @@ def make_env(**kwargs: Any) -> "CodingEnv":
     return CodingEnv(**kwargs)
 
 
+def _metrics_asked(metrics: Any, reg: Any) -> str | frozenset[str]:
+    """``CodingEnv(metrics=...)``: ``"reward"`` (what the task's reward reads, and every metric that
+    is not on demand), ``"all"``, or metric names to measure besides."""
+    if isinstance(metrics, str):
+        if metrics in ("reward", "all"):
+            return metrics
+        raise ValueError(f"metrics must be 'reward', 'all' or a list of metric names, not {metrics!r}")
+    try:
+        names = frozenset(metrics)
+    except TypeError:
+        raise TypeError(f"metrics must be 'reward', 'all' or a list of metric names, not "
+                        f"{type(metrics).__name__}") from None
+    for name in sorted(names, key=repr):
+        if name not in reg.metrics:
+            hint = did_you_mean(name, list(reg.metrics)) if isinstance(name, str) else None
+            raise ValueError(f"metrics names {name!r}, which no installed plugin measures"
+                             + (f" (did you mean {hint}?)" if hint else f"; known: {', '.join(sorted(reg.metrics))}"))
+    return names
+
+
 class Measurements(Mapping[str, Any]):
     """Host measurements (times, memory) of the last evaluation. Read-only.
 
@@ -154,6 +174,12 @@ class CodingEnv(gym.Env):
 
     ``mode=None`` (the default) plays the task the way it is meant: single-shot where a step takes
     the model's code (``<model_generated_code>``), else agentic.
+
+    ``metrics="reward"`` (the default) measures what the task's reward reads plus every metric
+    that costs next to nothing (pass rates, times, memory); a metric its plugin marks as on
+    demand (agentenv-quality's lint and complexity) is measured only where the reward reads it.
+    ``metrics="all"`` measures everything installed, and a list of names adds those
+    (``metrics=["lint_findings"]``), for ``info["metrics"]`` to log.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
@@ -161,7 +187,7 @@ class CodingEnv(gym.Env):
     def __init__(self, task: str | os.PathLike[str] | TaskSpec, backend: str | SandboxBackend = "auto",
                  mode: Mode | None = None, reward_mode: RewardMode = "terminal", max_rounds: int | None = None,
                  render_mode: str | None = None, trajectory: str | Callable[[dict], None] | None = None,
-                 max_observation_chars: int = 20_000):
+                 max_observation_chars: int = 20_000, metrics: str | Iterable[str] = "reward"):
         self.task = task if isinstance(task, TaskSpec) else load_task(task)
         if mode is None:
             mode = SINGLE_SHOT if self.task.supports_single_shot else AGENTIC
@@ -187,7 +213,7 @@ class CodingEnv(gym.Env):
         self._hidden = self.task.hidden_files.read() if self.task.hidden_files else {}
         self._workspace_dir = materialize(self._pristine, cache_dir())
         self._evaluation = Evaluation(self.task, self._registry, self.runtime, self._pristine, self._hidden,
-                                      self._open, self._workspace_dir)
+                                      self._open, self._workspace_dir, _metrics_asked(metrics, self._registry))
         self.action_space = ActionText(objects=mode == AGENTIC)
         self.observation_space = gym.spaces.Dict({
             "prompt": CodeText(), "output": CodeText(), "round": gym.spaces.Discrete(self.max_rounds + 2)})

@@ -387,6 +387,11 @@ class MetricProvider(abc.ABC):
     """Computes a family of metrics from one run (one parse serves several metrics)."""
 
     metrics: ClassVar[tuple[MetricInfo, ...]]
+    #: True: measured only where asked for (a costly analysis such as a linter), that is where a
+    #: reward rule or gate of the task names one of :attr:`metrics`, where a rule names a reward
+    #: model (which may read any metric), or where the environment was made with
+    #: ``metrics="all"`` or a list naming one. False (the default): measured on every scored run.
+    on_demand: ClassVar[bool] = False
 
     @abc.abstractmethod
     def measure(self, run: RunContext) -> Mapping[str, Any]:

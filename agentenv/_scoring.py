@@ -22,7 +22,8 @@ import threading
 from typing import Any, Callable, Mapping
 
 from ._errors import ActionError, InfrastructureError, SandboxError
-from ._extension import ActionContext, EpisodeView, ReportFormat, RunContext, ScoredCommand, ScoringContext, TestReport
+from ._extension import (ActionContext, EpisodeView, MetricProvider, ReportFormat, RunContext, ScoredCommand,
+                         ScoringContext, TestReport)
 from ._paths import matches_any
 from ._plugins import Registry
 from ._reward import RewardResult, compute_reward
@@ -61,16 +62,31 @@ def _write_trusted(sandbox: Sandbox, rel: str, data: bytes, *, agents_doing: boo
         raise
 
 
+def measured_providers(task: TaskSpec, registry: Registry, metrics: str | frozenset[str]) -> list[MetricProvider]:
+    """The metric providers an evaluation of *task* runs: every provider that is not
+    :attr:`~MetricProvider.on_demand`, and those that are where *metrics* is ``"all"``, where it
+    names one of their metrics, or where the task's reward reads one (a rule or a gate names it, or
+    a rule names a reward model, which sees every metric)."""
+    if metrics == "all" or any(rule.reward_model is not None for rule in task.reward.rules):
+        return list(registry.metric_providers)
+    asked = set() if isinstance(metrics, str) else set(metrics)
+    for rule in task.reward.rules:
+        asked.update(name for name in (rule.metric, rule.gate.metric if rule.gate else None) if name)
+    return [p for p in registry.metric_providers if not p.on_demand or any(m.name in asked for m in p.metrics)]
+
+
 class Evaluation:
     """Judges solutions of one task. One per environment; sandboxes come from *open_sandbox*."""
 
     def __init__(self, task: TaskSpec, registry: Registry, runtime: RuntimeEnv, pristine: Mapping[str, bytes],
-                 hidden: Mapping[str, bytes], open_sandbox: Callable[[], Sandbox], cache_key: str):
+                 hidden: Mapping[str, bytes], open_sandbox: Callable[[], Sandbox], cache_key: str,
+                 metrics: str | frozenset[str] = "reward"):
         self.task, self.registry, self.runtime = task, registry, runtime
         self.pristine, self.hidden = pristine, hidden
         self.protected = task.protected_paths
         self.open_sandbox = open_sandbox
         self._cache_key = cache_key  # names the pristine workspace: trusted collections are cached by it
+        self.providers = measured_providers(task, registry, metrics)
 
     # ------------------------------------------------------------------ entry points
     def workspace(self, agent: Sandbox, round_: int, final: bool = False) -> tuple[Runs, str, dict[str, bytes]]:
@@ -250,7 +266,7 @@ class Evaluation:
             scored = fmt.instrument(step["command"], ctx)
         for path, data in scored.files.items():  # (after the solution's files: their room is theirs)
             _write_trusted(sandbox, path, data, agents_doing=True, mode=0o444)
-        for provider in self.registry.metric_providers:  # work on the files alone overlaps the run
+        for provider in self.providers:  # work on the files alone overlaps the run
             self._guard_metric(provider, provider.prepare, changed)
         limit = self.task.limits.wall_time_s
         timeout = min(float(step.get("timeout_s") or limit), limit)
@@ -269,7 +285,7 @@ class Evaluation:
                 report = self._check_coverage(fmt, step["command"], report)
         run = RunContext(step["command"], result, report, dict(changed))
         metrics: dict[str, Any] = {}
-        for provider in self.registry.metric_providers:
+        for provider in self.providers:
             values = self._guard_metric(provider, provider.measure, run)
             for key, value in values.items():
                 metrics.setdefault(key, value)

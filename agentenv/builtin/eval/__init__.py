@@ -32,6 +32,20 @@ def _ints(text: str) -> tuple[int, ...]:
     return values
 
 
+def _metrics(text: str) -> str | tuple[str, ...]:
+    if text in ("reward", "all"):
+        return text
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    known = agentenv.registry().metrics
+    for name in names:
+        if name not in known:
+            raise argparse.ArgumentTypeError(f"no installed plugin measures {name!r}; known: reward, all, "
+                                             f"{', '.join(sorted(known))}")
+    if not names:
+        raise argparse.ArgumentTypeError("expected reward, all or metric names such as lint_findings")
+    return names
+
+
 def _eval_configure(p) -> None:
     p.add_argument("--suite", required=True, help="an installed suite name (examples, pybugs) or a suite directory")
     p.add_argument("--agent", required=True, help="agent NAME[:ARG]; installed: " + ", ".join(
@@ -58,6 +72,10 @@ def _eval_configure(p) -> None:
     p.add_argument("--seed", type=int, default=0, help="base seed; each (task, sample) derives its own")
     p.add_argument("--out", default=None, metavar="DIR", help="output folder (default: out/eval-SUITE-AGENT)")
     p.add_argument("--resume", action="store_true", help="continue the run in DIR: redo only the missing episodes")
+    p.add_argument("--metrics", type=_metrics, default="reward", metavar="reward|all|NAME[,NAME...]",
+                   help="what episodes measure for their records besides what the reward reads: reward "
+                        "(default: no on-demand metric, such as lint, unless the task's reward names it), "
+                        "all, or metric names")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress line")
 
 
@@ -74,7 +92,7 @@ def _eval_run(args) -> int:
                         backend=args.backend, mode=args.mode, reward_mode=args.reward_mode, retries=args.retries,
                         seed=args.seed, tasks=tuple(p for p in args.tasks.split(",") if p),
                         resume=args.resume, progress=not args.quiet, executor=args.executor,
-                        address=args.address, lanes=args.lanes)
+                        address=args.address, lanes=args.lanes, metrics=args.metrics)
     # A bad agent spec is a usage error: say so before any sandbox starts, on a task the run plays.
     first = first_task(suite, config.tasks)
     agent = agentenv.make_agent(args.agent, first, task_mode(first, args.mode))

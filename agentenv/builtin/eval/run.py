@@ -74,6 +74,9 @@ class EvalConfig:
     executor: str = "local"  # a registered executor (agentenv plugins lists them): local, ray
     address: str | None = None  # the executor's cluster (ray), None: a local one
     lanes: bool = True  # False: first come, first served (one lane)
+    #: what each episode measures besides its reward's metrics: "reward" (nothing on demand),
+    #: "all", or metric names (``CodingEnv(metrics=...)``)
+    metrics: str | tuple[str, ...] = "reward"
 
     def validate(self) -> None:
         if self.samples < 1:
@@ -214,7 +217,7 @@ def run_eval(config: EvalConfig, on_progress: Callable[[Progress], None] | None 
     writer.write([{**header, "resumed": True} if previous else header])
     progress = Progress(total, total - len(jobs), config.progress)
     work = agentenv.EpisodeWork(config.agent, backend=config.backend, reward_mode=config.reward_mode,
-                                record_trajectory=True, reuse_agents=True)
+                                record_trajectory=True, reuse_agents=True, env_kwargs={"metrics": config.metrics})
     factory = agentenv.registry().executor(config.executor).factory
     scheduling = dict(retries=config.retries)
     scheduler_config = agentenv.SchedulerConfig(**scheduling) if config.lanes else agentenv.SchedulerConfig.fifo(**scheduling)

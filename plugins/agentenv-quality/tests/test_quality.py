@@ -12,6 +12,7 @@ import pytest
 import radon.metrics
 
 import agentenv
+from agentenv._cli import main
 from agentenv_quality import (MAX_FILE_BYTES, MAX_FILES, TOO_LARGE, TOO_MANY_FILES, UNANALYSABLE, analyse, complexity,
                               maintainability, tools)
 
@@ -77,7 +78,7 @@ def test_a_file_python_cannot_read_as_text_scores_worst_and_is_never_masked():
         report = analyse({"notes.py": source, "tidy.py": TIDY})
         lines = sum(1 for line in source.splitlines() if line.strip())
         assert report.lint_rules == {UNANALYSABLE: lines} and report.maintainability_index == 0.0, source
-    env = gym.make("agentenv/examples.fizzbuzz-v0")
+    env = gym.make("agentenv/examples.fizzbuzz-v0", metrics="all")
     try:
         env.reset()
         _, reward, _, _, info = env.step("# coding: utf-7\n+2AA-\n")
@@ -170,7 +171,7 @@ def _metrics(info):
 
 
 def test_single_shot_episodes_measure_the_code_the_action_wrote():
-    env = gym.make("agentenv/examples.fizzbuzz-v0")
+    env = gym.make("agentenv/examples.fizzbuzz-v0", metrics=["lint_findings"])
     try:
         env.reset()
         with open(os.path.join(EXAMPLES, "fizzbuzz", "solution", "fizzbuzz.py")) as f:
@@ -184,7 +185,7 @@ def test_single_shot_episodes_measure_the_code_the_action_wrote():
 
 
 def test_agentic_episodes_measure_changed_files_only_never_tests_or_hidden_files():
-    env = gym.make("agentenv/examples.bank_transfer-v0", mode="agentic")
+    env = gym.make("agentenv/examples.bank_transfer-v0", mode="agentic", metrics="all")
     try:
         env.reset()
         _, _, _, _, info = env.step({"action": "submit"})
@@ -201,7 +202,7 @@ def test_agentic_episodes_measure_changed_files_only_never_tests_or_hidden_files
 
 @NEEDS_SHELLCHECK
 def test_shell_tasks_get_shellcheck_findings():
-    env = gym.make("agentenv/examples.disk_report-v0")
+    env = gym.make("agentenv/examples.disk_report-v0", metrics=["shellcheck_findings"])
     try:
         env.reset()
         _, _, _, _, info = env.step("#!/bin/sh\nfor f in $(find $1 -type f); do wc -c $f; done\n")
@@ -232,3 +233,56 @@ def test_a_rule_can_name_a_quality_metric(tmp_path):
         assert lint >= 2 and messy == pytest.approx(0.8 + 0.2 * (1 - lint / 10)) and info["success"]
     finally:
         env.close()
+
+
+def test_quality_is_measured_only_where_the_reward_reads_it_or_the_env_asks(tmp_path, monkeypatch):
+    """A ruff process and radon are a fifth of a short episode's CPU: by default they run only where
+    the task's reward reads a quality metric (a rule, a gate, or a reward model, which sees every
+    metric), else where ``metrics=`` asks."""
+    ran = []
+    real = tools.analyse
+    monkeypatch.setattr(tools, "analyse", lambda files: ran.append(sorted(files)) or real(files))
+    folder = tmp_path / "fizzbuzz"
+    shutil.copytree(os.path.join(EXAMPLES, "fizzbuzz"), folder)
+    reference = (folder / "solution" / "fizzbuzz.py").read_text()
+    unique = iter(range(100))  # a new file each time: the analysis cache never answers for the tools
+
+    def play(**kwargs):
+        env = agentenv.CodingEnv(str(folder / "task.json"), **kwargs)
+        try:
+            env.reset()
+            before = len(ran)
+            _, reward, _, _, info = env.step(f"{reference}\n# {next(unique)} {tmp_path.name}\n")
+            assert reward == 1.0
+            return "lint_findings" in info["metrics"], len(ran) - before
+        finally:
+            env.close()
+
+    assert play() == (False, 0)  # the example's reward names only its tests
+    assert play(metrics="all") == (True, 1)
+    assert play(metrics=["maintainability_index"]) == (True, 1)  # one provider: all of its metrics
+    assert play(metrics=["test_pass_rate"]) == (False, 0)
+    doc = json.loads((folder / "task.json").read_text())
+    doc["reward_logic"]["rules"].append({"reward_model": "reference_similarity", "weight": 0.0})
+    (folder / "task.json").write_text(json.dumps(doc))
+    assert play() == (True, 1)
+    with pytest.raises(ValueError, match=r"'lint_finding'.*did you mean 'lint_findings'"):
+        agentenv.CodingEnv(str(folder / "task.json"), metrics=["lint_finding"])
+    with pytest.raises(ValueError, match="'reward', 'all' or a list of metric names, not 'lint_findings'"):
+        agentenv.CodingEnv(str(folder / "task.json"), metrics="lint_findings")
+
+
+def test_eval_measures_quality_when_asked(tmp_path, capsys):
+    def lint_in_records(*extra):
+        out = tmp_path / f"run{len(extra)}"
+        code = main(["eval", "--suite", "examples", "--tasks", "examples.fizzbuzz", "--agent",
+                                  "reference", "--out", str(out), "--quiet", *extra])
+        assert code == 0
+        records = [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
+        return any("lint_findings" in json.dumps(r) for r in records)
+
+    assert not lint_in_records()
+    assert lint_in_records("--metrics", "lint_findings,test_pass_rate")
+    with pytest.raises(SystemExit):
+        main(["eval", "--suite", "examples", "--agent", "reference", "--metrics", "lint"])
+    assert "no installed plugin measures 'lint'; known: reward, all," in capsys.readouterr().err

@@ -27,9 +27,12 @@ class QualityMetrics(agentenv.MetricProvider):
 
     Computed on the host from the files' bytes (no tool executes them), once per distinct set of
     files. A metric is left out when no file of its kind changed, so a rule on it scores 0 for an
-    agent that wrote nothing."""
+    agent that wrote nothing. On demand: measured where a task's reward reads one of them, or where
+    the environment was made with ``metrics="all"`` or a list naming one (a ruff process and radon
+    cost a single-shot HumanEval episode about a fifth of its CPU)."""
 
     metrics = METRICS
+    on_demand = True
 
     def __init__(self) -> None:
         self._analyse = CachedAnalysis()
