@@ -1496,6 +1496,8 @@ def cgroup_specs(mode: str | None, base: dict, sid: str, limits: dict,
                  {"dir": os.path.join(base["pids"], sid), "settings": {"pids.max": pids}}]
         if "cpuacct" in base:
             specs.append({"dir": os.path.join(base["cpuacct"], sid), "settings": {}, "cpu": True})
+        if "cpu" in base:  # (a group of its own: 120 busy loops in one sandbox weigh as one process of another's)
+            specs.append({"dir": os.path.join(base["cpu"], sid), "settings": {}})
         return specs, os.path.join(mdir, "memory.oom_control")
     return [], None
 

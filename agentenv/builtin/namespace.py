@@ -114,6 +114,27 @@ def _probe() -> Availability:
     return Availability(True, "")
 
 
+#: per-user kernel limits that every sandbox (one host uid, as root) draws on together, and the
+#: least each is raised to: one sandbox that took all 128 inotify instances left another's Harbor
+#: check none, scored 0, unmasked (red team, stop 38). What a sandbox can hold is then bounded by its
+#: own limits (128 processes of 4,096 files, its memory cgroup), far below these.
+SHARED_LIMITS = {"/proc/sys/fs/inotify/max_user_instances": 1 << 24, "/proc/sys/fs/inotify/max_user_watches": 1 << 24}
+
+
+def _raise_shared_limits() -> None:
+    for path, least in SHARED_LIMITS.items():
+        try:
+            with open(path) as f:
+                if int(f.read()) >= least:
+                    continue
+            with open(path, "w") as f:
+                f.write(str(least))
+            log.info("namespace backend: raised %s to %d (shared by every sandbox's uid)", path, least)
+        except (OSError, ValueError) as exc:
+            log.warning("namespace backend: could not raise %s (%s): one sandbox can use up what the "
+                        "others share", path, exc)
+
+
 class _Cgroups:
     """Finds where per-sandbox cgroups can be made: cgroup v2 (unified) or v1 memory + pids."""
 
@@ -133,17 +154,20 @@ class _Cgroups:
                 candidates.append(("v2", {"unified": os.path.join(v2, owner)}))
         if os.path.isdir(os.path.join(v2, "memory")) and os.path.isdir(os.path.join(v2, "pids")):
             v1 = {"memory": os.path.join(v2, "memory", owner), "pids": os.path.join(v2, "pids", owner)}
-            if os.path.isdir(os.path.join(v2, "cpuacct")):  # (optional: CPU time is then the cgroup's too)
-                v1["cpuacct"] = os.path.join(v2, "cpuacct", owner)
+            for optional in ("cpuacct", "cpu"):  # (optional: CPU time counted by the cgroup; a fair CPU share)
+                where = os.path.join(v2, optional)
+                if os.path.isdir(where) and os.path.realpath(where) not in map(os.path.realpath, map(os.path.dirname, v1.values())):
+                    v1[optional] = os.path.join(where, owner)  # (once where cpu and cpuacct are one hierarchy)
             candidates.append(("v1", v1))
         for mode, base in candidates:
             try:
-                if "cpuacct" in base:
-                    try:
-                        os.makedirs(base["cpuacct"], exist_ok=True)
-                    except OSError as exc:
-                        log.debug("cgroup v1 cpuacct unusable: %s", exc)
-                        del base["cpuacct"]
+                for optional in ("cpuacct", "cpu"):
+                    if optional in base:
+                        try:
+                            os.makedirs(base[optional], exist_ok=True)
+                        except OSError as exc:
+                            log.debug("cgroup v1 %s unusable: %s", optional, exc)
+                            del base[optional]
                 for path in base.values():
                     os.makedirs(path, exist_ok=True)
                 if mode == "v2":
@@ -151,6 +175,12 @@ class _Cgroups:
                         f.write("+memory +pids")
                     with open(os.path.join(base["unified"], "cgroup.subtree_control"), "w") as f:
                         f.write("+memory +pids")
+                    try:  # each sandbox a fair share of the CPU (where the controller is there to enable)
+                        for parent in (v2, base["unified"]):
+                            with open(os.path.join(parent, "cgroup.subtree_control"), "w") as f:
+                                f.write("+cpu")
+                    except OSError as exc:
+                        log.debug("cgroup v2 cpu controller unusable: %s", exc)
                 self.mode, self.base = mode, base
                 return
             except OSError as exc:
@@ -178,7 +208,7 @@ _cgroup_ids = itertools.count()
 
 def _remove_stale_cgroups(top: str) -> None:
     """Remove the cgroups left by agentenv processes that died without closing their backend."""
-    for hierarchy in (top, os.path.join(top, "memory"), os.path.join(top, "pids"), os.path.join(top, "cpuacct")):
+    for hierarchy in [top] + [os.path.join(top, name) for name in ("memory", "pids", "cpuacct", "cpu")]:
         try:
             names = os.listdir(hierarchy)
         except OSError:
@@ -361,6 +391,8 @@ class NamespaceBackend(SandboxBackend):
                 self._topdirs.append(name)
         self._warnings: tuple[str, ...] = ()
         self._userns = {"uid": os.geteuid(), "gid": os.getegid()} if os.geteuid() != 0 else None
+        if self._userns is None:
+            _raise_shared_limits()
         if self._cgroups.mode == "rlimit":
             # RLIMIT_NPROC counts per (user namespace, uid): one sandbox's own when it has its own
             counted = ("that sandbox's own processes (its user namespace)" if self._userns else
