@@ -1316,10 +1316,10 @@ class _NoteCheck:
 
     def __call__(self, value, wildcard=False):
         __tracebackhide__ = True
-        if self.probe:
-            _plain(value, wildcard)
         _pending[(self.site, _id(_getframe(1)), self.index)] = _GONE if wildcard else value
-        _clear_type_cache()
+        if self.probe:  # (elsewhere the answer is read against the dictionaries: the cache need not be right)
+            _plain(value, wildcard)
+            _clear_type_cache()
         return value
 
     def __repr__(self):
@@ -1347,25 +1347,63 @@ class _ResultCheck:
             said = _bool(answer)
         except Exception:
             return answer  # (an array's elementwise answer: the test's own code decides what it means)
+        if not said and _len(self.ops) > 1:
+            return answer  # (a chain that does not hold: which link failed is not known)
         for i, op in _enumerate(self.ops):
-            claim = _CLAIMS.get((op, said))
-            left, right = operands[i], operands[i + 1]
-            if claim is None or left is _GONE or right is _GONE or _all(_id(_type(v)) in _SCALARS for v in (left, right)):
-                continue
-            if claim == "in" and _id(_type(right)) in _CONTAINERS and _len(right) > 5000:
-                continue  # (a lookup in the tests' own large set, in a loop: read, it would cost a run its time)
-            try:
-                _check_pair(left, right, claim, fail=_NotHeld)
-            except _NotHeld:
-                value = left if _all(_type(left) is not kind for kind in _PLAIN) else right
-                _claimed(_type(value), f"says it {_SAID[claim]} {_safe_repr(right if value is left else left):.80} in "
-                         "a comparison of the tests, but read as a built-in value it does not")
-            if not said:
-                break  # (a chain that does not hold: which link failed is not known)
+            _verify(operands[i], operands[i + 1], _CLAIMS.get((op, said)), False)
         return answer
 
     def __repr__(self):
         return "__agentenv_plain__"
+
+
+class _CompareCheck:
+    """``a OP b`` outside an assert (an ``if``, a helper's ``return``, a loop of the tests): the
+    comparison made by one call, then read as `_ResultCheck` reads it. Built-in scalars on both sides
+    cost one call and no reading: a test looping over millions of int comparisons ran 13 times
+    slower with each operand noted (and timed out, red team, stop 38)."""
+    __slots__ = ("op", "compare")
+
+    def __init__(self, op):
+        self.op, self.compare = op, _ASSERTED[op]
+
+    def __call__(self, left, right):
+        __tracebackhide__ = True
+        answer = self.compare(left, right)
+        if _id(_type(left)) in _SCALARS and _id(_type(right)) in _SCALARS:
+            return answer
+        try:
+            said = _bool(answer)
+        except Exception:
+            return answer
+        _verify(left, right, _CLAIMS.get((self.op, said)), True)
+        return answer
+
+    def __repr__(self):
+        return "__agentenv_plain__"
+
+
+def _verify(left, right, claim, lookups):
+    """The claim a comparison's answer makes of its operands (`_CLAIMS`; None: none), as the pair
+    check reads it: an operand of the solution's that does not read so is always-equal. *lookups*
+    (outside asserts): a built-in scalar looked up in the tests' own set or dict is not read, nor is
+    a lookup in a list or tuple of more than 5,000 items (read, a lookup in a loop costs the run its
+    time)."""
+    __tracebackhide__ = True
+    if claim is None or left is _GONE or right is _GONE or (_id(_type(left)) in _SCALARS and _id(_type(right)) in _SCALARS):
+        return
+    if claim == "in" and _id(_type(right)) in _CONTAINERS and (
+            _len(right) > 5000 or lookups and _id(_type(left)) in _SCALARS and _id(_type(right)) in _HASHED):
+        return
+    try:
+        _check_pair(left, right, claim, fail=_NotHeld)
+    except _NotHeld:
+        value = left if _all(_type(left) is not kind for kind in _PLAIN) else right
+        _claimed(_type(value), f"says it {_SAID[claim]} {_safe_repr(right if value is left else left):.80} in "
+                 "a comparison of the tests, but read as a built-in value it does not")
+
+
+_HASHED = frozenset(_map(_id, (set, frozenset, dict)))
 
 
 class _NotHeld(Exception):
@@ -1466,6 +1504,10 @@ class _WrapCompares(ast.NodeTransformer):
             node.left = self.wrap(node.left)
             node.comparators = [self.wrap(c) for c in node.comparators]
             return node
+        op = _PAIRED.get(_type(node.ops[0])) if _len(node.ops) == 1 else None
+        if not self.in_assert and op is not None:  # (one call: `_CompareCheck`)
+            check = ast.IfExp(ast.Constant(True), ast.Constant(f"{_MARK}:compare:{op}"), ast.Constant(None))
+            return ast.copy_location(ast.Call(check, [node.left, node.comparators[0]], []), node)
         site = next(_SITES)  # (a task's file: what the comparison answers is read too, `_ResultCheck`)
         probe = "probe" if self.in_assert else ""
         node.left = self.wrap(node.left, f":note:{site}:0:{probe}")
@@ -1520,6 +1562,8 @@ def _sealed(mark):
     if kind == "note":
         site, index, probe = rest.split(":")
         return _NoteCheck(int(site), int(index), probe == "probe")
+    if kind == "compare":
+        return _CompareCheck(rest)
     if kind == "result":
         site, ops = rest.split(":")
         return _ResultCheck(int(site), _tuple(op or None for op in ops.split(",")))
@@ -1577,6 +1621,7 @@ _hooked = _set()  # ids of the classes named so
 # the interpreter's own (abc and typing are frozen or compiled in: no file says whose they are), as
 # they were before any code of the workspace ran
 _classmethod_func = classmethod.__dict__["__func__"].__get__
+_call = operator.call if hasattr(operator, "call") else (lambda f: f())  # (a weak reference's target)
 _ABC_SUBCLASSCHECK = _type_dict(abc.ABCMeta).get("__subclasscheck__")
 _abc_get_dump = _getattr(_modules.get("_abc"), "_get_dump", None) or (lambda cls: (cls._abc_registry,))
 _TRUSTED_HOOKS = frozenset(_id(_type_dict(meta).get(hook)) for meta in (abc.ABCMeta, _type(typing.Protocol))
@@ -1599,10 +1644,14 @@ def _abc_registered(cls):
     if _type(hook) is classmethod:
         hook = _classmethod_func(hook)
     try:
-        registry = _abc_get_dump(cls)[0]
+        registry, cache = _abc_get_dump(cls)[:2]
     except Exception:
-        registry = ()
-    return _len(registry) > 0 or (_issubclass(_type(hook), types.FunctionType) and not _trusted_callable(hook))
+        registry, cache = (), ()
+    # (a class abc remembers as a subclass that does not have cls in its MRO was said to be one by a
+    # registration or a hook, even one that removed itself after answering: red team, stop 38)
+    virtual = [c for c in _map(_call, cache) if c is not None and not _any(b is cls for b in _type_mro(c))]
+    return _len(registry) > 0 or _len(virtual) > 0 or (_issubclass(_type(hook), types.FunctionType)
+                                                        and not _trusted_callable(hook))
 
 
 def _check_class_hooks(space, where):
