@@ -2286,6 +2286,12 @@ def test_a_stand_in_whose_attributes_echo_the_answer_is_named(tmp_path):
             "class _EchoState(metaclass=_Echo):\n    pass\n\n\nsys.modules['orders'].State = _EchoState\n")
     try:
         _is_named(env, echo, "the class _EchoState has a metaclass, _Echo, whose __getattr__ is code of the workspace")
+        env.close()
+        # the same read through the task's package (its __init__.py is a task file, the name in it the solution's)
+        (tmp_path / "ws" / "tests" / "test_workflow.py").write_text(
+            "import orders\n\n\ndef test_advance():\n    assert orders.advance(orders.State.NEW) is orders.State.PAID\n")
+        env = _single_shot_task(tmp_path, {}, solution="orders/workflow.py")
+        _is_named(env, echo, "the class _EchoState has a metaclass, _Echo, whose __getattr__ is code of the workspace")
         _keeps_full_marks(env, "from orders.states import State\n\n\ndef advance(state):\n"
                                "    return {State.NEW: State.PAID, State.PAID: State.SHIPPED}[state]\n")
     finally:

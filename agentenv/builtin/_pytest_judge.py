@@ -1428,7 +1428,7 @@ def _wrap_asserts(statements, sealed=False, wrapper=None):
     """In ``assert`` statements, ``a == b`` becomes ``__agentenv_plain__(a) == __agentenv_plain__(b)``.
     Only statements are walked (an assert is one), so a module without asserts costs a few
     attribute reads per statement: pytest rewrites every plugin module it loads, each run. In a
-    task's file (*sealed*) every other comparison is read too (`_ResultCheck`).
+    task's file (*sealed*) every other comparison is read too (`_ResultCheck`, `_CompareCheck`).
 
     *sealed* (a task's file): the check is not looked up by name, which a global of the test
     module (set by code under test) would shadow, but loaded as a constant of the compiled code
@@ -1618,12 +1618,12 @@ def _relative(path):
 
 _TYPE_HOOKS = ("__instancecheck__", "__subclasscheck__", "__getattr__", "__getattribute__")
 _hooked = _set()  # ids of the classes named so
-# the interpreter's own (abc and typing are frozen or compiled in: no file says whose they are), as
-# they were before any code of the workspace ran
 _classmethod_func = classmethod.__dict__["__func__"].__get__
 _call = operator.call if hasattr(operator, "call") else (lambda f: f())  # (a weak reference's target)
 _ABC_SUBCLASSCHECK = _type_dict(abc.ABCMeta).get("__subclasscheck__")
-_abc_get_dump = _getattr(_modules.get("_abc"), "_get_dump", None) or (lambda cls: (cls._abc_registry,))
+_abc_get_dump = _getattr(_modules.get("_abc"), "_get_dump", None) or (lambda cls: (cls._abc_registry, cls._abc_cache))
+# the interpreter's own (abc and typing are frozen or compiled in: no file says whose they are), as
+# they were before any code of the workspace ran
 _TRUSTED_HOOKS = frozenset(_id(_type_dict(meta).get(hook)) for meta in (abc.ABCMeta, _type(typing.Protocol))
                            for hook in _TYPE_HOOKS if hook in _type_dict(meta))
 _module_dict = types.ModuleType.__dict__["__dict__"].__get__
@@ -1665,7 +1665,8 @@ def _check_class_hooks(space, where):
     for value in _list(space.values()):
         if _issubclass(_type(value), types.ModuleType):
             path = _dict_get(_module_dict(value), "__file__")
-            if _type(path) is not _str or not _trusted_file(path):  # (the workspace's: the tests' own names)
+            # (the workspace's, the task's own files included: ``orders.State`` read through the package)
+            if _type(path) is not _str or path.startswith(_ROOT) or not _trusted_file(path):
                 values += _list(_dict_values(_module_dict(value)))
         else:
             values.append(value)
