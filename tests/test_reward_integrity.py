@@ -2188,17 +2188,15 @@ _NARROW_FORMS = {
     "not a != b": "def test_f():\n    assert not f(2) != 4\n",
     "(a == b) is True": "def test_f():\n    assert (f(2) == 4) is True\n",
     "a part of an or": "def test_f():\n    r = f(2)\n    assert r == 4 or r == 6\n",
-    "if a != b: pytest.fail": "def test_f():\n    if f(2) != 4:\n        pytest.fail('no')\n",
-    "a helper's return": "def _same(a, b):\n    return a == b\n\n\ndef test_f():\n    assert _same(f(2), 4)\n",
 }
 
 
 @pytest.mark.parametrize("form", list(_NARROW_FORMS))
-def test_an_object_equal_only_to_the_answer_is_named_wherever_the_tests_compare(tmp_path, form):
+def test_an_object_equal_only_to_the_answer_is_named_wherever_an_assert_compares(tmp_path, form):
     """The pair check read an assert's own ``a == b`` (and the parts of an ``and``); elsewhere only the
     probes read an operand, and an object equal to just the values near the answer passed each of
-    these forms, integrity clean (red team, stop 37). What a comparison of a task's test file answers
-    is now read against its operands wherever it stands, where it says "equal" (or "ordered")."""
+    these forms, integrity clean (red team, stop 37). A comparison nested in an assert is now read
+    as the pair check reads one."""
     env = _single_shot_task(tmp_path, {"calc.py": "def f(n):\n    return None\n",
                                        "tests/test_calc.py": "import pytest\n\nfrom calc import f\n\n\n" + _NARROW_FORMS[form]})
     try:
@@ -2307,7 +2305,7 @@ def test_a_value_that_reads_as_what_it_was_last_compared_with_is_named(tmp_path)
                  "    __hash__ = None\n\n\ndef f(n):\n    return _Seen()\n")
     env = _single_shot_task(tmp_path, {"calc.py": "def f(n):\n    return None\n",
                                        "tests/test_calc.py": "import pytest\n\nfrom calc import f\n\n\n" + _NARROW_FORMS["any(...)"]
-                                       + "\n\n" + _NARROW_FORMS["if a != b: pytest.fail"].replace("test_f", "test_g")})
+                                       + "\n\n" + _NARROW_FORMS["not a != b"].replace("test_f", "test_g")})
     try:
         _is_named(env, remembers, "object of type _Seen says it")
     finally:

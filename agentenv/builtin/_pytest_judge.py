@@ -1090,9 +1090,12 @@ def _decide_pair(left, right, op, fail, copies, held, budget):
     read once: an object read again for each item could answer another value each time), not in a
     string (whose ``in`` reads the object's characters, not its ``str``)."""
     __tracebackhide__ = True
-    if (op == "in" or op == "not in") and copies[1] is not _GONE and not _any(
-            _type(copies[1]) is kind for kind in _PLAIN + _BOXES):
-        copies[1] = _GONE  # (an object that compares by identity, a dictionary's view: its `in` compares what it holds)
+    if (op == "in" or op == "not in") and copies[1] is not _GONE and (not _any(
+            _type(copies[1]) is kind for kind in _PLAIN + _BOXES) or not _any(
+            _defined(_type(right), "__contains__")[1] is kind for kind in (str, bytes) + _BOXES)):
+        # (an object that compares by identity, a dictionary's view: its `in` compares what it holds;
+        # a flag or a string subclass with an `in` of its own: its value's `in` is not its, red team, stop 38)
+        copies[1] = _GONE
     if held[0] is not None or held[1] is not None:
         for side in (0, 1):  # (an approx the solution returned, with a tolerance of its own: red team, stop 36)
             if held[side] is not None and _is_approx(held[side]) and _id(held[side]) not in _TEST_APPROX:
@@ -1163,19 +1166,19 @@ def _decide_pair(left, right, op, fail, copies, held, budget):
     else:
         mine = 0 if copies[0] is _GONE else 1
         value, like = (left, right)[mine], copies[1 - mine]
-        if op in ("==", "!="):
+        if op in ("==", "!=") and _type(like) is float and _exact_ratio(value, like) is not _GONE:
+            read, exact = _exact_ratio(value, like)  # (Fraction(1, 3) != 0.3333333333333333 is true)
+            holds = _bool(_ASSERTED[op](read[0] * exact[1], exact[0] * read[1]))
+        elif op in ("==", "!="):
             read = _read_of(value, like)
             holds = _bool(_ASSERTED[op](read, like)) if read is not _GONE else op == "!="
         elif _type(like) is int or _type(like) is bool:  # (exactly: 1/3 is above 0)
             read = _read_ratio(value)
             holds = read is not _GONE and _bool(_ASSERTED[op](*((read[0], like * read[1]) if mine == 0 else (like * read[1], read[0]))))
         elif _type(like) is float:  # (an object that cannot be read as a number is not below or above one)
-            read, exact = _read_ratio(value), _GONE
-            try:
-                exact = _float_ratio(like) if read is not _GONE else _GONE
-            except (OverflowError, ValueError):
-                pass
-            if exact is not _GONE:  # (exactly, as Fraction(1, 3) > 0.3333333333333333 is: red team, stop 38)
+            pair = _exact_ratio(value, like)
+            if pair is not _GONE:  # (exactly, as Fraction(1, 3) > 0.3333333333333333 is: red team, stop 38)
+                read, exact = pair
                 sides = (read[0] * exact[1], exact[0] * read[1])
                 holds = _bool(_ASSERTED[op](*(sides if mine == 0 else sides[::-1])))
             else:
@@ -1189,6 +1192,18 @@ def _decide_pair(left, right, op, fail, copies, held, budget):
         what = f"reads as {_safe_repr(read)}" if read is not _GONE else f"cannot be read as a {_type_name(_type(like))}"
         _claimed(_type(value), f"says it {_SAID[op]} {_safe_repr(like):.80} but {what:.120}")
     raise fail(f"assert {_safe_repr(left)} {op} {_safe_repr(right)}")
+
+
+def _exact_ratio(value, like):
+    """*value* and the float *like* as exact ratios ((numerator, denominator) each), or _GONE where
+    either is not one (an infinity, a NaN, an object that cannot be read as a number)."""
+    read = _read_ratio(value)
+    if read is _GONE:
+        return _GONE
+    try:
+        return read, _float_ratio(like)
+    except (OverflowError, ValueError):
+        return _GONE
 
 
 def _as_numbers(first, second, fail):
@@ -1328,21 +1343,18 @@ class _PairCheck:
 
 
 class _NoteCheck:
-    """The check of one operand of a comparison that is not an assert's own (inside ``all(...)``, a
-    part of an ``or``, ``not a != b``, a chain ``0 < x < 1``, an ``if`` or a helper's ``return``):
-    the operand noted for the comparison's `_ResultCheck`, after `_plain` where it is part of an assert
-    (elsewhere, in a loop of the tests say, the probes would cost a run more than its time)."""
-    __slots__ = ("site", "index", "probe")
+    """The check of one operand of a chain (``0 < x < 1``) nested in an assert: `_plain`, and the
+    operand noted for the chain's `_ResultCheck`."""
+    __slots__ = ("site", "index")
 
-    def __init__(self, site, index, probe):
-        self.site, self.index, self.probe = site, index, probe
+    def __init__(self, site, index):
+        self.site, self.index = site, index
 
     def __call__(self, value, wildcard=False):
         __tracebackhide__ = True
         _pending[(self.site, _id(_getframe(1)), self.index)] = _GONE if wildcard else value
-        if self.probe:  # (elsewhere the answer is read against the dictionaries: the cache need not be right)
-            _plain(value, wildcard)
-            _clear_type_cache()
+        _plain(value, wildcard)
+        _clear_type_cache()
         return value
 
     def __repr__(self):
@@ -1381,33 +1393,33 @@ class _ResultCheck:
 
 
 class _CompareCheck:
-    """``a OP b`` that is not an assert's own pair (inside ``all(...)``, ``not``, an ``or``; an ``if``,
-    a helper's ``return``, a loop of the tests), made by one call that reads before it compares, as
-    the pair check does: the solution's operand is read as the other side's type (`_check_pair`)
-    before it has been shown that side (read after, it could answer what it had just seen). Where
-    the reading says "equal" (contained, ordered) the comparison's own answer goes on; where it says
-    not, the answer is that, and an object that says otherwise all the same is always-equal. Two
-    built-in scalars cost one call and no reading: with each operand noted, a test looping over
-    millions of int comparisons ran 13 times slower and timed out (red team, stop 38). *probe* (in
-    an assert): the probes (`_plain`) first, as for any operand of an assert."""
-    __slots__ = ("op", "compare", "probe")
+    """``a OP b`` nested in an assert but not its own pair (inside ``all(...)``/``any(...)`` or a
+    comprehension, ``not``, ``(a == b) is True``, a part of an ``or``), made by one call that reads
+    before it compares, as the pair check does: after the probes (`_plain`), the solution's operand
+    is read as the other side's type (`_check_pair`) before it has been shown that side (read after,
+    it could answer what it had just seen). Where the reading says "equal" (contained, ordered) the
+    comparison's own answer goes on; where it says not, the answer is that, and an object that says
+    otherwise all the same is always-equal. Two built-in scalars cost one call and no reading (a
+    test's ``all(...)`` over millions of ints)."""
+    __slots__ = ("op", "compare")
 
-    def __init__(self, op, probe):
-        self.op, self.compare, self.probe = op, _ASSERTED[op], probe
+    def __init__(self, op):
+        self.op, self.compare = op, _ASSERTED[op]
 
     def __call__(self, left, right, left_wildcard, right_wildcard):
         __tracebackhide__ = True
-        if self.probe:  # (``mock.ANY`` may stand in an operand whose own expression names it: see _plain)
-            _plain(left, left_wildcard)
-            _plain(right, right_wildcard)
-            _clear_type_cache()
+        _plain(left, left_wildcard)  # (``mock.ANY`` may stand in an operand whose own expression names it)
+        _plain(right, right_wildcard)
+        _clear_type_cache()
         if left_wildcard or right_wildcard or (_id(_type(left)) in _SCALARS and _id(_type(right)) in _SCALARS) or _unread_lookup(self.op, left, right):
             return self.compare(left, right)
         try:
             copy = _check_pair(left, right, _POSITIVE[self.op], fail=_NotHeld)[1]
         except _NotHeld:
             return self.op == "!=" or self.op == "not in"  # (read, they are not equal: the honest answer)
-        return self.compare(left, right if copy is _GONE else copy)
+        if copy is _GONE or self.op == "in" or self.op == "not in":
+            copy = right  # (a flag's or a string subclass's own ``in`` is its own, not its value's)
+        return self.compare(left, copy)
 
     def __repr__(self):
         return "__agentenv_plain__"
@@ -1466,7 +1478,7 @@ def _wrap_asserts(statements, sealed=False, wrapper=None):
     """In ``assert`` statements, ``a == b`` becomes ``__agentenv_plain__(a) == __agentenv_plain__(b)``.
     Only statements are walked (an assert is one), so a module without asserts costs a few
     attribute reads per statement: pytest rewrites every plugin module it loads, each run. In a
-    task's file (*sealed*) every other comparison is read too (`_ResultCheck`, `_CompareCheck`).
+    task's file (*sealed*) a comparison nested in an assert is read too (`_CompareCheck`, `_ResultCheck`).
 
     *sealed* (a task's file): the check is not looked up by name, which a global of the test
     module (set by code under test) would shadow, but loaded as a constant of the compiled code
@@ -1485,17 +1497,6 @@ def _wrap_asserts(statements, sealed=False, wrapper=None):
             node.value.args = [wrapper.pair(a) if paired and i == 0 else wrapper.visit(a) for i, a in _enumerate(node.value.args)]
             ast.fix_missing_locations(node)
             continue
-        if sealed:  # every other comparison of a task's file too: an ``if``, a helper's ``return`` (`_ResultCheck`)
-            wrapper.in_assert = False
-            for field, value in ast.iter_fields(node):
-                if field in _BLOCKS:
-                    continue
-                if _isinstance(value, ast.AST):
-                    setattr(node, field, wrapper.visit(value))
-                elif _isinstance(value, _list):
-                    setattr(node, field, [wrapper.visit(v) if _isinstance(v, ast.AST) else v for v in value])
-            wrapper.in_assert = True
-            ast.fix_missing_locations(node)
         for field in _BLOCKS:
             inner = _getattr(node, field, None)
             if _isinstance(inner, _list):
@@ -1509,7 +1510,6 @@ def _names_any(expression):
 class _WrapCompares(ast.NodeTransformer):
     def __init__(self, sealed):
         self.sealed = sealed
-        self.in_assert = True  # (False while the comparisons of other statements are wrapped)
 
     def wrap(self, expression, mark=""):
         wildcard = _names_any(expression)
@@ -1547,15 +1547,13 @@ class _WrapCompares(ast.NodeTransformer):
             return node
         op = _PAIRED.get(_type(node.ops[0])) if _len(node.ops) == 1 else None
         if op is not None:  # (one call: `_CompareCheck`; a chain's operands are noted for `_ResultCheck`)
-            probe = "probe" if self.in_assert else ""
-            check = ast.IfExp(ast.Constant(True), ast.Constant(f"{_MARK}:compare:{op}:{probe}"), ast.Constant(None))
+            check = ast.IfExp(ast.Constant(True), ast.Constant(f"{_MARK}:compare:{op}"), ast.Constant(None))
             operands = [node.left, node.comparators[0]]
             wildcards = [ast.Constant(_names_any(operand)) for operand in operands]
             return ast.copy_location(ast.Call(check, operands + wildcards, []), node)
         site = next(_SITES)  # (a task's file: what the comparison answers is read too, `_ResultCheck`)
-        probe = "probe" if self.in_assert else ""
-        node.left = self.wrap(node.left, f":note:{site}:0:{probe}")
-        node.comparators = [self.wrap(c, f":note:{site}:{i + 1}:{probe}") for i, c in _enumerate(node.comparators)]
+        node.left = self.wrap(node.left, f":note:{site}:0")
+        node.comparators = [self.wrap(c, f":note:{site}:{i + 1}") for i, c in _enumerate(node.comparators)]
         ops = ",".join(_PAIRED.get(_type(op), "") for op in node.ops)
         check = ast.IfExp(ast.Constant(True), ast.Constant(f"{_MARK}:result:{site}:{ops}"), ast.Constant(None))
         return ast.copy_location(ast.Call(check, [node], []), node)
@@ -1604,11 +1602,10 @@ def _sealed(mark):
         site, op = rest.split(":")
         return _PairCheck(int(site), op or None)
     if kind == "note":
-        site, index, probe = rest.split(":")
-        return _NoteCheck(int(site), int(index), probe == "probe")
+        site, index = rest.split(":")
+        return _NoteCheck(int(site), int(index))
     if kind == "compare":
-        op, probe = rest.split(":")
-        return _CompareCheck(op, probe == "probe")
+        return _CompareCheck(rest)
     if kind == "result":
         site, ops = rest.split(":")
         return _ResultCheck(int(site), _tuple(op or None for op in ops.split(",")))
