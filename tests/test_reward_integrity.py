@@ -2317,8 +2317,8 @@ def test_honest_idioms_the_comparison_checks_read_keep_full_marks(tmp_path):
     runtime-checkable Protocol, abc's ``__subclasshook__`` and a duck-typing metaclass in
     ``isinstance`` (not error classes: for those, they decide what ``pytest.raises`` takes), an Enum
     whose ``__eq__`` also takes its value, ``Fraction(1, 3) > 0.3333333333333333`` (exactly true), a
-    matrix whose rows iterate as tuples equal to a list of lists, and a loop of tuple lookups in the
-    tests' own set (it timed out)."""
+    matrix whose rows iterate as tuples equal to a list of lists, a loop of tuple lookups in the
+    tests' own set (it timed out), and an ``IntFlag``'s own ``in`` (its test crashed)."""
     solution = (
         "import abc\nimport enum\nimport typing\nfrom fractions import Fraction\n\n\n"
         "@typing.runtime_checkable\nclass Drawable(typing.Protocol):\n    def draw(self): ...\n\n\n"
@@ -2334,16 +2334,18 @@ def test_honest_idioms_the_comparison_checks_read_keep_full_marks(tmp_path):
         "class Matrix:\n    def __init__(self, rows):\n        self.rows = [tuple(r) for r in rows]\n\n"
         "    def __iter__(self):\n        return iter(self.rows)\n\n"
         "    def __eq__(self, other):\n        return [tuple(r) for r in other] == self.rows\n\n    __hash__ = None\n\n\n"
+        "class Perm(enum.IntFlag):\n    R = 1\n    W = 2\n\n\ndef perm():\n    return Perm.R | Perm.W\n\n\n"
         "def third():\n    return Fraction(1, 3)\n\n\ndef parse(text):\n    return Status.ACTIVE\n\n\n"
         "def identity(n):\n    return Matrix([[int(i == j) for j in range(n)] for i in range(n)])\n\n\n"
         "def edges(n):\n    return [(i, i + 1) for i in range(n)]\n")
     tests = (
-        "from calc import Circle, Closeable, Drawable, FileLike, Sized, edges, identity, parse, third\n\n"
+        "from calc import Circle, Closeable, Drawable, FileLike, Perm, Sized, edges, identity, parse, perm, third\n\n"
         "EXPECTED = {(i, i + 1) for i in range(4000)}\n\n\n"
         "def test_duck_typing():\n    assert isinstance(Circle(), Drawable) and isinstance(FileLike(), Closeable)\n"
         "    assert isinstance([1], Sized) and not isinstance(3, Sized)\n\n\n"
         "def test_enum_and_numbers():\n    assert parse('A') == 'active'\n    if parse('A') != 'active':\n        raise AssertionError\n"
-        "    assert third() > 0.3333333333333333 and any(third() < x for x in (0.34,))\n\n\n"
+        "    assert third() > 0.3333333333333333 and any(third() < x for x in (0.34,)) and third() != 0.3333333333333333\n"
+        "    assert Perm.R in perm() and (Perm.W in perm()) is True\n\n\n"
         "def test_matrix():\n    assert identity(2) == [[1, 0], [0, 1]]\n    assert all(identity(n) == [[int(i == j) for j in range(n)] for i in range(n)] for n in (1, 3))\n\n\n"
         "def test_lookups():\n    for e in edges(4000):\n        if e not in EXPECTED:\n            raise AssertionError(e)\n")
     env = _single_shot_task(tmp_path, {"calc.py": "def third():\n    return 0\n", "tests/test_calc.py": tests})
