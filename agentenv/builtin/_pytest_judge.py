@@ -1362,13 +1362,10 @@ class _NoteCheck:
 
 
 class _ResultCheck:
-    """What such a comparison answered, read against its operands: where it says they are equal (an
-    ``==``, ``in`` or order that holds, a ``!=`` or ``not in`` that does not), an operand of the
-    solution's must hold that as the built-in value it reads as (`_check_pair`), or it is always-equal.
-    An answer "not equal" goes on unread, whatever the reading: a false part of an ``any`` or an
-    ``or`` is honest, and an object that compares by identity is not equal to its own text. Before,
-    only the probes read these operands, and an object equal to just the values near the answer
-    passed (red team, stop 37)."""
+    """What a chain nested in an assert (``0.74 < x < 0.76``) answered, read against its operands
+    where it holds: each link's operand of the solution's must hold it as the built-in value it
+    reads as (`_check_pair`), or it is always-equal (an object ordered only near the answer passed,
+    red team, stop 37). A chain that does not hold is not read: which link failed is not known."""
     __slots__ = ("site", "ops")
 
     def __init__(self, site, ops):
@@ -1382,10 +1379,10 @@ class _ResultCheck:
             said = _bool(answer)
         except Exception:
             return answer  # (an array's elementwise answer: the test's own code decides what it means)
-        if not said and _len(self.ops) > 1:
-            return answer  # (a chain that does not hold: which link failed is not known)
+        if not said:
+            return answer
         for i, op in _enumerate(self.ops):
-            _verify(operands[i], operands[i + 1], _CLAIMS.get((op, said)))
+            _verify(operands[i], operands[i + 1], _CLAIMS.get(op))
         return answer
 
     def __repr__(self):
@@ -1442,7 +1439,7 @@ _POSITIVE = {"==": "==", "!=": "==", "in": "in", "not in": "in", "<": "<", "<=":
 
 
 def _verify(left, right, claim):
-    """The claim a chain's answer makes of one link's operands (`_CLAIMS`; None: none), as the pair
+    """The claim a chain that holds makes of one link's operands (`_CLAIMS`; None: none), as the pair
     check reads it: an operand of the solution's that does not read so is always-equal."""
     __tracebackhide__ = True
     if (claim is None or left is _GONE or right is _GONE or (_id(_type(left)) in _SCALARS and _id(_type(right)) in _SCALARS)
@@ -1464,10 +1461,8 @@ class _NotHeld(Exception):
 # by no code of anyone's
 _SCALARS = frozenset(_map(_id, (int, float, str, bytes, bool, type(None))))
 _CONTAINERS = frozenset(_map(_id, (list, tuple, set, frozenset, dict)))
-# (operator, what the comparison answered) -> what it claims of its operands, where it claims they are
-# equal or ordered; a chain's answer "true" claims every link
-_CLAIMS = {("==", True): "==", ("in", True): "in", ("<", True): "<", ("<=", True): "<=", (">", True): ">",
-           (">=", True): ">=", ("!=", False): "==", ("not in", False): "in"}
+# what a link of a chain that holds claims of its operands, where it claims they are equal or ordered
+_CLAIMS = {"==": "==", "in": "in", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 _COMPARISONS = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 _PAIRED = {ast.Eq: "==", ast.NotEq: "!=", ast.In: "in", ast.NotIn: "not in", ast.Lt: "<", ast.LtE: "<=",
            ast.Gt: ">", ast.GtE: ">="}
