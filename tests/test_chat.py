@@ -357,8 +357,10 @@ def test_reverify_leaves_out_episodes_whose_records_it_cannot_read(eval_run, tmp
     for crafted in ({"reward": "abc"}, {"scored_runs": "x"}, {"scored_runs": [1, 2]},
                     {"scored_runs": [{"test_pass_rate": 10 ** 400}]}):
         records = [json.loads(line) for line in lines]
+        # (a step that holds scored runs, an evaluation's: an agentic episode's first steps hold none,
+        # and which episode the file holds first depends on which finished first)
         target = next(r for r in records if r.get("type") == ("episode" if "reward" in crafted else "step")
-                      and (r.get("scored_runs") is not None or "reward" in crafted))
+                      and (r.get("scored_runs") or "reward" in crafted))
         target.update(crafted)
         run = tmp_path / "run.jsonl"
         run.write_text("".join(json.dumps(r) + "\n" for r in records))
