@@ -67,12 +67,16 @@ def measured_providers(task: TaskSpec, registry: Registry, metrics: str | frozen
     :attr:`~MetricProvider.on_demand`, and those that are where *metrics* is ``"all"``, where it
     names one of their metrics, or where the task's reward reads one (a rule or a gate names it, or
     a rule names a reward model, which sees every metric)."""
-    if metrics == "all" or any(rule.reward_model is not None for rule in task.reward.rules):
+    if metrics == "all" or _names_reward_model(task):
         return list(registry.metric_providers)
     asked = set() if isinstance(metrics, str) else set(metrics)
     for rule in task.reward.rules:
         asked.update(name for name in (rule.metric, rule.gate.metric if rule.gate else None) if name)
     return [p for p in registry.metric_providers if not p.on_demand or any(m.name in asked for m in p.metrics)]
+
+
+def _names_reward_model(task: TaskSpec) -> bool:
+    return any(rule.reward_model is not None for rule in task.reward.rules)
 
 
 class Evaluation:
@@ -121,7 +125,7 @@ class Evaluation:
              files: Mapping[str, bytes] | None) -> tuple[Runs, str, dict[str, bytes]]:
         changed = {rel: data for rel, data in (files or {}).items() if self.pristine.get(rel) != data}
         judged: dict[str, bytes] | None = None
-        wanted = any(rule.reward_model is not None for rule in self.task.reward.rules)
+        wanted = _names_reward_model(self.task)  # (a reward model reads the solution's files)
         for rel, data in self.hidden.items():  # beside the agent's files, when it changed any
             _write_trusted(sandbox, rel, data, agents_doing=bool(changed))
         ctx = ActionContext(sandbox, self.task, AGENTIC if code is None else SINGLE_SHOT, round_, code=code)

@@ -1396,8 +1396,7 @@ class _CompareCheck:
     is read as the other side's type (`_check_pair`) before it has been shown that side (read after,
     it could answer what it had just seen). Where the reading says "equal" (contained, ordered) the
     comparison's own answer goes on; where it says not, the answer is that, and an object that says
-    otherwise all the same is always-equal. Two built-in scalars cost one call and no reading (a
-    test's ``all(...)`` over millions of ints)."""
+    otherwise all the same is always-equal. What `_unread` leaves costs one call and no reading."""
     __slots__ = ("op", "compare")
 
     def __init__(self, op):
@@ -1408,7 +1407,7 @@ class _CompareCheck:
         _plain(left, left_wildcard)  # (``mock.ANY`` may stand in an operand whose own expression names it)
         _plain(right, right_wildcard)
         _clear_type_cache()
-        if left_wildcard or right_wildcard or (_id(_type(left)) in _SCALARS and _id(_type(right)) in _SCALARS) or _unread_lookup(self.op, left, right):
+        if left_wildcard or right_wildcard or _unread(self.op, left, right):
             return self.compare(left, right)
         try:
             copy = _check_pair(left, right, _POSITIVE[self.op], fail=_NotHeld)[1]
@@ -1420,6 +1419,12 @@ class _CompareCheck:
 
     def __repr__(self):
         return "__agentenv_plain__"
+
+
+def _unread(op, left, right):
+    """Whether a comparison is left unread: two built-in scalars (compared in C, by no code of
+    anyone's; a test's ``all(...)`` over millions of ints) or a big lookup (`_unread_lookup`)."""
+    return (_id(_type(left)) in _SCALARS and _id(_type(right)) in _SCALARS) or _unread_lookup(op, left, right)
 
 
 def _unread_lookup(op, left, right):
@@ -1442,8 +1447,7 @@ def _verify(left, right, claim):
     """The claim a chain that holds makes of one link's operands (`_CLAIMS`; None: none), as the pair
     check reads it: an operand of the solution's that does not read so is always-equal."""
     __tracebackhide__ = True
-    if (claim is None or left is _GONE or right is _GONE or (_id(_type(left)) in _SCALARS and _id(_type(right)) in _SCALARS)
-            or _unread_lookup(claim, left, right)):
+    if claim is None or left is _GONE or right is _GONE or _unread(claim, left, right):
         return
     try:
         _check_pair(left, right, claim, fail=_NotHeld)

@@ -158,10 +158,12 @@ class _Cgroups:
                 candidates.append(("v2", {"unified": os.path.join(v2, owner)}))
         if os.path.isdir(os.path.join(v2, "memory")) and os.path.isdir(os.path.join(v2, "pids")):
             v1 = {"memory": os.path.join(v2, "memory", owner), "pids": os.path.join(v2, "pids", owner)}
+            hierarchies = {os.path.realpath(os.path.join(v2, "memory")), os.path.realpath(os.path.join(v2, "pids"))}
             for optional in ("cpuacct", "cpu"):  # (optional: CPU time counted by the cgroup; a fair CPU share)
                 where = os.path.join(v2, optional)
-                if os.path.isdir(where) and os.path.realpath(where) not in map(os.path.realpath, map(os.path.dirname, v1.values())):
-                    v1[optional] = os.path.join(where, owner)  # (once where cpu and cpuacct are one hierarchy)
+                if os.path.isdir(where) and os.path.realpath(where) not in hierarchies:
+                    hierarchies.add(os.path.realpath(where))  # (one group where cpu and cpuacct are one hierarchy)
+                    v1[optional] = os.path.join(where, owner)
             candidates.append(("v1", v1))
         for mode, base in candidates:
             try:
