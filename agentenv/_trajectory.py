@@ -21,21 +21,31 @@ from ._errors import ToolError
 TRAJECTORY_SCHEMA = "agentenv.trajectory/1"
 
 
-def jsonable(value: Any) -> Any:
-    """*value* made of JSON types only (see the module docstring)."""
+MAX_DEPTH = 64
+DEEPER = f"[nested more than {MAX_DEPTH} levels deep: left out]"
+
+
+def jsonable(value: Any, depth: int = 0) -> Any:
+    """*value* made of JSON types only (see the module docstring). A container nested more than
+    :data:`MAX_DEPTH` levels deep is written as :data:`DEEPER`: a policy's tool call whose arguments
+    nested 500 deep (``json.loads`` takes it) made recording it raise ``RecursionError`` out of
+    ``env.step``, after the action had run (red team, stop 39)."""
     kind = type(value)  # the common exact types first: records are mostly these
     if kind is str or kind is int or kind is bool or value is None:
         return value
     if kind is float:
         return value if math.isfinite(value) else None
+    if depth >= MAX_DEPTH and isinstance(value, (abc.Mapping, list, tuple, set, frozenset)):
+        return DEEPER
+    depth += 1
     if kind is dict:
-        return {str(k): jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v, depth) for k, v in value.items()}
     if kind is list or kind is tuple:
-        return [jsonable(v) for v in value]
+        return [jsonable(v, depth) for v in value]
     if isinstance(value, abc.Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v, depth) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
-        return [jsonable(v) for v in value]
+        return [jsonable(v, depth) for v in value]
     if hasattr(value, "item") and type(value).__module__ == "numpy":  # numpy scalars
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):

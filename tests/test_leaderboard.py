@@ -136,16 +136,24 @@ def test_crafted_results_files_are_refused_by_name_and_odd_honest_ones_rank(resu
 
 
 def test_a_markdown_table_keeps_one_row_per_run_and_no_markup(result_files, tmp_path):
-    with open(result_files[0]) as f:
-        doc = json.load(f)
-    doc["agent"] = {"spec": "evil\n| x | y |\n<img src=x onerror=alert(1)>", "name": "evil"}
-    with open(result_files[0], "w") as f:
-        json.dump(doc, f)
+    for number, path in enumerate(result_files):
+        with open(path) as f:
+            doc = json.load(f)
+        if number == 0:
+            doc["agent"] = {"spec": "evil\n| x | y |\n<img src=x onerror=alert(1)>", "name": "evil"}
+        # the suite's name and version are the task document's (the heading took them raw: red team, stop 39)
+        doc["suite"]["name"] = "<img src=x onerror=alert(2)>\n| fake | row |"
+        doc["suite"]["version"] = "1.0<script>alert(3)</script>"
+        with open(path, "w") as f:
+            json.dump(doc, f)
     md = tmp_path / "board.md"
     assert main(["leaderboard", *result_files, "--markdown", str(md)]) == 0
-    rows = [line for line in md.read_text().splitlines() if line.startswith("| ") and "evil" in line]
+    text = md.read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "evil" in line]
     assert len(rows) == 1 and "<img" not in rows[0] and "&lt;img src=x onerror=alert(1)&gt;" in rows[0], rows
     assert "evil \\| x \\| y \\|" in rows[0]
+    assert "<img" not in text and "<script" not in text and "\n| fake" not in text, text[:300]
+    assert text.splitlines()[0].startswith("## &lt;img src=x onerror=alert(2)&gt; \\| fake \\| row \\| 1.0&lt;script"), text[:300]
 
 
 def test_html_page_is_self_contained(result_files):

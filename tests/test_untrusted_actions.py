@@ -326,6 +326,27 @@ def test_pathological_action_objects_are_refused(env):
         assert len(refused(env, action)) < 2000
 
 
+def test_a_deeply_nested_tool_call_is_refused_and_recorded_when_a_trajectory_is_kept(tmp_path):
+    # arguments nested 500 deep (json.loads takes them) were refused without a trajectory, but recording
+    # the action raised RecursionError out of env.step with one, after the action had run (red team, stop 39)
+    from agentenv.wrappers import ChatEnv
+
+    nest = "[" * 500 + "]" * 500
+    call = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
+        "name": "run_command", "arguments": '{"command": "echo hi", "x": %s}' % nest}}]}
+    trajectory = tmp_path / "trajectory.jsonl"
+    env = ChatEnv(gym.make("agentenv/examples.bank_transfer-v0", mode="agentic", trajectory=str(trajectory)))
+    try:
+        env.reset(seed=0)
+        messages, reward, terminated, truncated, info = env.step(call)
+        assert messages[0]["content"].startswith("[invalid action: run_command has no field 'x'")
+        assert (reward, terminated, truncated) == (0.0, False, False)
+    finally:
+        env.close()
+    step = [r for r in agentenv.read_jsonl(trajectory) if r["type"] == "step"][-1]
+    assert json.dumps(step["action"]).count("[") < 100 and "left out" in json.dumps(step["action"]), step["action"]
+
+
 def test_a_single_shot_program_that_is_not_unicode_is_refused_and_the_batch_goes_on():
     # a lone surrogate (JSON text carries one: half an emoji, "\\ud83d") raised UnicodeEncodeError out of
     # env.step, ChatEnv.step and RolloutPool.score, which lost every completion of the batch (red team, stop 37)

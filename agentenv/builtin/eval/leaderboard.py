@@ -232,7 +232,9 @@ def _md_cell(text: str) -> str:
 
 def render_markdown(board: dict[str, Any]) -> str:
     head, body = _columns(board)
-    lines = [f"## {board['suite']['name']} {board['suite']['version']}: ranked by {board['metric']}", "",
+    # (the suite's name and version are the task document's: markup or a newline there is text too)
+    lines = [f"## {_md_cell(board['suite']['name'])} {_md_cell(board['suite']['version'])}: ranked by "
+             f"{_md_cell(board['metric'])}", "",
              "| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     lines += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in body]
     lines += ["", f"95% confidence intervals: percentile bootstrap over the {len(board['tasks'])} tasks "
