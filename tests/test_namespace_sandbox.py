@@ -963,7 +963,8 @@ def test_one_sandbox_cannot_use_up_the_inotify_instances_another_needs(backend):
         r = py(b, "import ctypes; print(ctypes.CDLL(None).inotify_init1(0) >= 0)")
         assert r.stdout.strip() == "True", r
     # the other shared counters (three sandboxes that held 5.5 million epoll watches left another's
-    # check none; they cost 1.2 GB of memory, too much for a test): raised past any sandbox's reach
+    # check none; they cost 1.2 GB of memory, too much for a test; five that each held 500,000 open
+    # files would fill the host's file table): raised past any sandbox's reach
     for path, least in namespace.SHARED_LIMITS.items():
         with open(path) as f:
             assert int(f.read()) >= least, path

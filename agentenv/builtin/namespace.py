@@ -118,11 +118,15 @@ def _probe() -> Availability:
 #: least each is raised to: one sandbox that took all 128 inotify instances left another's Harbor
 #: check none, and three that held 5.5 million epoll watches left another's testwriting check none
 #: (its selector's register failed): each scored a correct answer 0, unmasked (red team, stop 38);
-#: one past the pipe pages' soft limit shrank every other sandbox's new pipes to one page. What a
-#: sandbox can hold is then bounded by its own limits (128 processes of 4,096 files; its memory
-#: cgroup, which is charged for watches and pipe pages), far below these.
+#: one past the pipe pages' soft limit shrank every other sandbox's new pipes to one page. The
+#: host's file table too (``fs.file-max``, 2.47 million on a 24 GB machine): one sandbox held 400,000
+#: open files (100 processes of 4,000), so five of them would leave the host and every other
+#: sandbox none (red team, stop 39). What a sandbox can hold is then bounded by its own limits (128
+#: processes of 4,096 files; its memory cgroup, which is charged for files, watches and pipe pages),
+#: far below these.
 SHARED_LIMITS = {"/proc/sys/fs/inotify/max_user_instances": 1 << 24, "/proc/sys/fs/inotify/max_user_watches": 1 << 24,
-                 "/proc/sys/fs/epoll/max_user_watches": 1 << 40, "/proc/sys/fs/pipe-user-pages-soft": 1 << 30}
+                 "/proc/sys/fs/epoll/max_user_watches": 1 << 40, "/proc/sys/fs/pipe-user-pages-soft": 1 << 30,
+                 "/proc/sys/fs/file-max": 1 << 40}
 
 
 def _raise_shared_limits() -> None:
