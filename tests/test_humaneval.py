@@ -523,3 +523,135 @@ def test_a_subclass_that_lies_about_its_value_still_fails(tmp_path):
             assert reward == 0.0 and output.endswith("Plain/0: failed: "), (name, output)  # the assert
     finally:
         env.close()
+
+
+# ---------------------------------------------------------------- what crosses, and what a test catches
+
+def _problem(name: str, prompt: str, test: str, entry: str) -> dict:
+    return {"task_id": name, "entry_point": entry, "prompt": prompt, "test": test, "canonical_solution": ""}
+
+
+_ROOT = "def root(x):\n    \"\"\"The integer square root of x; an error below zero.\"\"\"\n"
+_RAISES = ("def check(candidate):\n    try:\n        candidate(-1)\n    except Exception:\n        pass\n"
+           "    else:\n        raise AssertionError('no error')\n")
+# A test that says "it raises" with a broad except took whatever the judge raised in the candidate's
+# place for the error it expected: a value that could not cross, an exception the format's harness
+# would not catch there (SystemExit), a candidate that exited, a solution whose own code failed. Each
+# wrong answer below scored 1.0 (red team, stop 39); the format's harness fails every one.
+_WRONG = {
+    "returns an iterator instead of raising": (_ROOT, _RAISES, "root",
+                                               "    if x < 0:\n        return iter([])\n    return int(x ** 0.5)\n"),
+    "returns a function instead of raising": (_ROOT, _RAISES, "root",
+                                              "    if x < 0:\n        return len\n    return int(x ** 0.5)\n"),
+    "exits instead of raising": (_ROOT, _RAISES, "root",
+                                 "    if x < 0:\n        import os\n        os._exit(0)\n    return int(x ** 0.5)\n"),
+    "raises SystemExit": (_ROOT, _RAISES, "root", "    if x < 0:\n        raise SystemExit(0)\n    return int(x ** 0.5)\n"),
+    "its own code fails as it runs": (_ROOT, _RAISES, "root", "    return int(x ** 0.5)\n\n\nraise ValueError('at import')\n"),
+    "its own code fails, and the test calls nothing": (_ROOT, "def check(candidate):\n    pass\n", "root",
+                                                       "    return 0\n\n\nraise ValueError('at import')\n"),
+    # what the candidate does to its argument is the test's to see, and an OrderedDict's order is its value
+    "sorts the list it was given": ("def least(xs):\n    \"\"\"The least of xs, which it leaves as it is.\"\"\"\n",
+                                    "def check(candidate):\n    xs = [3, 1, 2]\n    assert candidate(xs) == 1\n"
+                                    "    assert xs == [3, 1, 2]\n", "least", "    xs.sort()\n    return xs[0]\n"),
+    # an exception class made in the function, named as the prompt's, is not the prompt's (red team, stop 39)
+    "raises its own error of the prompt's error's name": (
+        "class Invalid(Exception):\n    pass\n\n\n" + _ROOT,
+        "def check(candidate):\n    try:\n        candidate(-1)\n    except Invalid:\n        pass\n",
+        "root", "    class Invalid(Exception):\n        pass\n    raise Invalid(x)\n"),
+    "an OrderedDict in the wrong order": ("def order(pairs):\n    \"\"\"An OrderedDict of pairs, in order.\"\"\"\n",
+                                          "import collections\n\n\ndef check(candidate):\n"
+                                          "    assert candidate([(1, 2), (3, 4)]) == collections.OrderedDict([(1, 2), (3, 4)])\n",
+                                          "order", "    import collections\n    return collections.OrderedDict(reversed(pairs))\n"),
+}
+_KINDS = '''    import collections, decimal, fractions
+    Span = collections.namedtuple("Span", "low high")
+    counts = collections.Counter(a=1)
+    counts["b"] = 0
+    return {"keys": {"a": 1}.keys(), "items": {"a": 1}.items(), "range": range(1, 10, 2),
+            "deque": collections.deque([1, 2], maxlen=3), "counter": counts, "span": Span(1, 3),
+            "fraction": fractions.Fraction(1, 3), "decimal": decimal.Decimal("1.10"), "big": 10 ** 5000,
+            "grouped": collections.defaultdict(list), "map": map(str, [1, 2])}[kind]
+'''
+# Correct answers the format's harness passes that agentenv scored 0 (red team, stop 39): values of the
+# standard library's types (HumanEval/33 and /37: a generator under `tuple(candidate(...))`), keyword
+# arguments, the error class the test names, an argument changed in place as asked, a prompt that
+# ends at its signature.
+_RIGHT = {
+    "a generator": ("def evens(xs):\n    \"\"\"The even members of xs.\"\"\"\n",
+                    "def check(candidate):\n    assert tuple(candidate([1, 2, 3, 4])) == (2, 4)\n"
+                    "    assert next(candidate([5, 6])) == 6\n", "evens", "    return (x for x in xs if x % 2 == 0)\n"),
+    "the standard library's types": (
+        "def kinds(kind):\n    \"\"\"A value of the kind named.\"\"\"\n",
+        "import collections, fractions\n\n\ndef check(candidate):\n"
+        "    assert set(candidate('keys')) == {'a'} and list(candidate('items')) == [('a', 1)]\n"
+        "    assert len(candidate('range')) == 5 and candidate('range')[1] == 3\n"
+        "    assert candidate('deque').maxlen == 3 and list(candidate('deque')) == [1, 2]\n"
+        "    assert candidate('counter') == collections.Counter(a=1) and candidate('counter').most_common(1) == [('a', 1)]\n"
+        "    assert candidate('span').high == 3 and candidate('span') == (1, 3)\n"
+        "    assert candidate('fraction') * 3 == 1 and str(candidate('decimal')) == '1.10'\n"
+        "    assert candidate('big') == 10 ** 5000 and candidate('grouped')['x'] == []\n"
+        "    assert list(candidate('map')) == ['1', '2']\n", "kinds", _KINDS),
+    "keyword arguments": ("def scale(xs, factor=1):\n    \"\"\"xs times factor.\"\"\"\n",
+                          "def check(candidate):\n    assert candidate([1, 2], factor=3) == [3, 6]\n"
+                          "    assert candidate(xs=[2]) == [2]\n", "scale", "    return [x * factor for x in xs]\n"),
+    "the error the test names": (
+        "class Negative(ValueError):\n    pass\n\n\n" + _ROOT,
+        "def check(candidate):\n    for kind in (Negative, ValueError):\n        try:\n            candidate(-1)\n"
+        "        except kind:\n            pass\n        else:\n            raise AssertionError(kind)\n"
+        "    try:\n        candidate(None)\n    except TypeError as exc:\n        assert 'NoneType' in str(exc)\n",
+        "root", "    if x is not None and x < 0:\n        raise Negative(x)\n    return int(x ** 0.5)\n"),
+    "an argument sorted in place, as asked": (
+        "def sort_all(rows):\n    \"\"\"Sort each row of rows in place.\"\"\"\n",
+        "def check(candidate):\n    row = [3, 1]\n    rows = [row, [2, 0]]\n    assert candidate(rows) is None\n"
+        "    assert rows == [[1, 3], [0, 2]] and rows[0] is row\n", "sort_all", "    for row in rows:\n        row.sort()\n"),
+    "arguments changed in place, nan and tuples in them kept": (
+        "def grow(xs, extra=None):\n    \"\"\"Append 1 to xs, and to extra.\"\"\"\n",
+        "import math\n\n\ndef check(candidate):\n    nan, inner = float('nan'), [0]\n    xs = [nan, (inner,)]\n"
+        "    extra = [2]\n    candidate(xs, extra=extra)\n    assert xs[0] is nan and xs[1][0] is inner and inner == [0, 1]\n"
+        "    assert len(xs) == 3 and extra == [2, 1]\n", "grow",
+        "    xs[1][0].append(1)\n    xs.append(1)\n    extra.append(1)\n"),
+    "errors with their arguments, lazily raised, under threads": (
+        "def pick(d, key):\n    \"\"\"d[key], or a KeyError.\"\"\"\n",
+        "import collections, threading\n\n\ndef check(candidate):\n    try:\n        candidate({}, 'x')\n"
+        "    except KeyError as exc:\n        assert exc.args == ('x',)\n    else:\n        raise AssertionError\n"
+        "    it = candidate({'a': 1}, 'lazy')\n    assert next(it) == 1\n    try:\n        next(it)\n"
+        "    except ValueError:\n        pass\n    else:\n        raise AssertionError\n"
+        "    assert list(candidate(collections.OrderedDict(b=1), 'keys')) == ['b']\n    found = []\n"
+        "    threads = [threading.Thread(target=lambda i=i: found.append(candidate({i: i}, i) == i)) for i in range(8)]\n"
+        "    [t.start() for t in threads]\n    [t.join() for t in threads]\n    assert found == [True] * 8\n", "pick",
+        "    if key == 'lazy':\n        def gen():\n            yield 1\n            raise ValueError('later')\n"
+        "        return gen()\n    if key == 'keys':\n        return d.keys()\n    return d[key]\n"),
+    "a prompt without a docstring": ("def inc(x):\n", "def check(candidate):\n    assert candidate(1) == 2\n", "inc",
+                                     "    return x + 1\n"),
+}
+
+
+def _verdicts(tmp_path, cases: dict) -> dict:
+    """{name: (agentenv's reward, the judge's output, the format's verdict)} for each case."""
+    source = tmp_path / "cases.jsonl"
+    problems = {name: {**_problem(f"Case/{i}", prompt, test, entry), "canonical_solution": completion}
+                for i, (name, (prompt, test, entry, completion)) in enumerate(cases.items())}
+    source.write_text("".join(json.dumps(p) + "\n" for p in problems.values()))
+    report = import_humaneval(str(source), str(tmp_path / "suite"), timeout_s=TIMEOUT)
+    assert not report.bad, report.bad
+    found = {}
+    for (name, problem), path in zip(problems.items(), report.written):
+        task = load_task(path)
+        assert task.reference_code() == problem["canonical_solution"]  # (the completion, not the prompt again)
+        env = CodingEnv(task, mode="single_shot")
+        try:
+            output, reward = _judge(env, task.reference_code())
+        finally:
+            env.close()
+        found[name] = (reward, output.splitlines()[-1], official_verdict(problem, problem["canonical_solution"], TIMEOUT))
+    return found
+
+
+def test_a_test_that_catches_any_exception_cannot_be_passed_by_what_the_judge_raises(tmp_path):
+    found = _verdicts(tmp_path, _WRONG)
+    assert {name: (r, theirs) for name, (r, _, theirs) in found.items() if r != 0.0 or theirs == "passed"} == {}, found
+
+
+def test_values_errors_and_arguments_of_correct_answers_cross_as_in_the_formats_harness(tmp_path):
+    found = _verdicts(tmp_path, _RIGHT)
+    assert {name: v for name, v in found.items() if v[0] != 1.0 or v[2] != "passed"} == {}, found

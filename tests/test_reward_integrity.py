@@ -931,7 +931,7 @@ def test_always_equal_cannot_cross_to_the_humaneval_judge():
         obs, reward, *_, info = env.step(body)
         assert reward == 0.0, obs["output"]
         env.reset()
-        obs, reward, *_, info = env.step(task.reference_code()[len(task.workspace.read()["solution.py"]):])
+        obs, reward, *_, info = env.step(task.reference_code())  # (the completion: the prompt is the step's)
         assert reward == 1.0, obs["output"]
     finally:
         env.close()

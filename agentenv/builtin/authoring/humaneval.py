@@ -12,16 +12,29 @@ A HumanEval-format file holds one JSON object a line (optionally gzip-compressed
   harness runs it (a fresh temporary directory, the same destructive functions disabled,
   stdout/stderr swallowed, stdin unreadable, a ``SIGALRM`` time limit, killed at the end), while
   the test's ``check`` runs in the parent, which never executes the candidate's code: each call of
-  ``candidate(...)`` sends its arguments to the child and receives the result as tagged JSON of
-  exact built-in types (a subclass's value, a ``Counter``'s or an ``IntEnum``'s, as its base
-  type's, read with the base type's own methods). An object that claims to equal anything cannot
-  cross, a patched ``AssertionError`` or ``os._exit`` in the child cannot reach the verdict, and a
-  child that hangs or dies fails. The child never holds the test: it is forked before the parent reads
+  ``candidate(...)`` sends its arguments (keywords too) to the child and receives the result as
+  tagged JSON, which the parent rebuilds as its own values: built-in data types and the standard
+  library's (a ``Counter``, ``OrderedDict``, ``deque``, namedtuple, ``Fraction``, ``Decimal``,
+  ``range``, a dict's views, an iterator as one over what it yielded), any other subclass of a
+  built-in type as its base type's value, each read with the base type's own methods; what the
+  call did to its arguments is done to the test's; an exception the function raised is raised as
+  the task's own class of that name or the built-in class it derives from. An object that claims
+  to equal anything cannot cross, a patched ``AssertionError`` or ``os._exit`` in the child cannot
+  reach the verdict. What the format's harness would not have raised where the test could catch
+  it (a value that cannot cross, a child that hangs, dies or whose own code failed as it ran) ends
+  the verdict at once, a failure: a test's ``except Exception`` cannot take it for the error it
+  expected. The child never holds the test: it is forked before the parent reads
   ``problem.json``, which the parent removes before the child's code runs, and the parent is not
   dumpable from before the fork (no ``/proc/<pid>/mem`` of it can be opened). Neither imports a
   module from the workspace: the script's own folder (``sys.path[0]``, writable by the candidate)
   and any other entry inside the workspace leave ``sys.path`` before the judge's first import;
-* the reference solution is ``prompt + canonical_solution``.
+* the reference solution is ``prompt + canonical_solution``; the judge runs the prompt before the
+  test (its helpers), or, where the prompt ends at a signature and does not compile alone, the
+  prompt with the canonical solution. Left to the format's harness alone (docs/security.md lists
+  them): a function or class instance that must cross (a callback argument, a closure returned),
+  aliasing (a result the candidate keeps and changes later), values nested more than 200 deep or
+  of more than 16 MB, what the test sets in its own process for the call (recursion limit, seeds,
+  patches, the working folder).
 
 Task ids are ``<suite>.<task_id>`` with every character outside ``[A-Za-z0-9_.]`` replaced by
 ``_`` (``HumanEval/0`` -> ``humaneval.HumanEval_0``); a clash after that gets a suffix from the
@@ -81,6 +94,7 @@ def _inside(entry, folders):
 _UNTRUSTED = _untrusted_folders()
 sys.path[:] = [entry for entry in sys.path if not _inside(entry, _UNTRUSTED)]
 
+import _thread
 import builtins
 import collections
 import contextlib
@@ -154,14 +168,20 @@ def _guard():
         sys.modules[name] = None
 
 
-# Values cross between the candidate and the judge as tagged JSON, of exact built-in types only:
-# an object that claims to equal anything cannot cross, and the comparison runs in the judge. A value
-# of a subclass of a built-in type (a Counter, an OrderedDict, a namedtuple, an IntEnum) crosses as the
-# base type's value, as the format's harness compares it (a correct Counter scored 0 when only exact
-# types crossed). It is read with the base type's own methods (dict.items, list.__iter__, str.__str__,
-# int.__int__, float.__repr__, ...), never the value's, so an override of __eq__, __iter__, items,
-# __str__ or __int__ neither runs in the judge nor changes what crosses: the stored value does.
+# Values cross between the candidate and the judge as tagged JSON, built by the judge itself: an object
+# that claims to equal anything cannot cross, and the comparison runs in the judge. A value of a
+# built-in data type or of a subclass of one crosses as the type the judge rebuilds it as: the
+# standard library's own containers as themselves (a Counter, an OrderedDict, a defaultdict of a
+# built-in factory, a deque, a namedtuple, a Fraction, a Decimal, a range, a dict's keys, values and
+# items), an iterator (a generator, map, zip: HumanEval/33 and /37's tests take `tuple(candidate(...))`)
+# as an iterator over what it yielded, any other subclass as its base type's value (an IntEnum as its
+# int), as the format's harness compares them. Each is read with its base type's own methods
+# (dict.items, list.__iter__, str.__str__, int.__int__, float.__repr__, ...), never the value's, so an
+# override of __eq__, __iter__, items, __str__ or __int__ neither runs in the judge nor changes what
+# crosses: the stored value does.
 _LIMIT = 16 << 20
+_MAX_ITEMS = 1 << 20  # what an iterator may yield before it is read as endless
+_FACTORIES = {f.__name__: f for f in (int, float, str, bool, list, dict, set, frozenset, tuple, bytes)}
 
 
 def _items(value):
@@ -177,14 +197,20 @@ def _items(value):
     return items
 
 
+def _module_type(module, name):
+    found = getattr(sys.modules.get(module), name, None)  # (a type no module loaded cannot be the value's)
+    return found if isinstance(found, type) else ()
+
+
 def _encode(value, depth=0):
     kind = type(value)  # type(), not isinstance(): a __class__ property cannot claim a base
     if depth > 200:
-        raise TypeError("a value nested more than 200 deep")
+        raise TypeError("a value nested more than 200 deep cannot be judged")
     if value is None or kind is bool:
         return value
     if issubclass(kind, int):
-        return int.__int__(value)
+        number = int.__int__(value)  # (json writes no more than ~4,300 digits; hex has no such limit)
+        return number if number.bit_length() < 10000 else {"~": "int", "v": int.__format__(number, "x")}
     if issubclass(kind, str):
         return str.__str__(value)
     if issubclass(kind, float):
@@ -192,47 +218,155 @@ def _encode(value, depth=0):
     if issubclass(kind, list):
         return [_encode(v, depth + 1) for v in list.__iter__(value)]
     if issubclass(kind, dict):
-        return {"~": "dict", "v": [[_encode(k, depth + 1), _encode(v, depth + 1)] for k, v in _items(value)]}
-    for base in (tuple, set, frozenset):
+        doc = {"~": "dict", "v": [[_encode(k, depth + 1), _encode(v, depth + 1)] for k, v in _items(value)]}
+        if issubclass(kind, collections.OrderedDict):
+            doc["~"] = "odict"
+        elif issubclass(kind, collections.Counter):
+            doc["~"] = "counter"
+        elif issubclass(kind, collections.defaultdict):
+            factory = collections.defaultdict.__dict__["default_factory"].__get__(value)
+            if factory is None or _FACTORIES.get(getattr(factory, "__name__", None)) is factory:
+                doc["~"], doc["f"] = "defaultdict", factory and factory.__name__
+        return doc
+    if issubclass(kind, tuple):
+        doc = {"~": "tuple", "v": [_encode(v, depth + 1) for v in tuple.__iter__(value)]}
+        fields = getattr(kind, "_fields", None)
+        if (isinstance(fields, tuple) and len(fields) == len(doc["v"]) and all(type(f) is str for f in fields)
+                and type(kind.__name__) is str):
+            doc["~"], doc["n"], doc["f"] = "namedtuple", kind.__name__, list(fields)
+        return doc
+    for base in (set, frozenset):
         if issubclass(kind, base):
             return {"~": base.__name__, "v": [_encode(v, depth + 1) for v in base.__iter__(value)]}
-    if issubclass(kind, bytes):
-        return {"~": "bytes", "v": bytes.hex(value)}
+    if issubclass(kind, (bytes, bytearray)):
+        base = bytes if issubclass(kind, bytes) else bytearray
+        return {"~": base.__name__, "v": base.hex(value)}
     if issubclass(kind, complex):
         return {"~": "complex", "v": [float.__repr__(complex.real.__get__(value)),
                                       float.__repr__(complex.imag.__get__(value))]}
-    raise TypeError("a value of type %s cannot be judged (only built-in data types cross)" % kind.__name__)
+    if kind is range:
+        return {"~": "range", "v": [_encode(value.start), _encode(value.stop), _encode(value.step)]}
+    if issubclass(kind, collections.deque):
+        maxlen = collections.deque.maxlen.__get__(value)
+        return {"~": "deque", "v": [_encode(v, depth + 1) for v in collections.deque.__iter__(value)], "m": maxlen}
+    if issubclass(kind, _module_type("fractions", "Fraction")):
+        fraction = sys.modules["fractions"].Fraction.__dict__
+        return {"~": "fraction", "v": [_encode(fraction["_numerator"].__get__(value)),
+                                       _encode(fraction["_denominator"].__get__(value))]}
+    if issubclass(kind, _module_type("decimal", "Decimal")):
+        return {"~": "decimal", "v": sys.modules["decimal"].Decimal.__str__(value)}
+    for view in ("keys", "values", "items"):
+        if issubclass(kind, type(getattr({}, view)())):  # (an OrderedDict's are subclasses)
+            return {"~": view, "v": [_encode(v, depth + 1) for v in value]}
+    if hasattr(kind, "__next__") and hasattr(kind, "__iter__"):  # an iterator: what it yields, in order
+        items, doc = [], {"~": "iterator"}
+        iterator = iter(value)
+        while True:
+            if len(items) >= _MAX_ITEMS:
+                raise TypeError("an iterator of more than %d items cannot be judged" % _MAX_ITEMS)
+            try:
+                item = next(iterator)
+            except StopIteration:
+                break
+            except TimeLimitReached:
+                raise
+            except Exception as exc:  # (raised as the test reads that far, as a lazy generator would)
+                doc["raised"] = _raised(exc, {})
+                break
+            items.append(_encode(item, depth + 1))
+        doc["v"] = items
+        return doc
+    raise TypeError("a value of type %s cannot be judged (only data of built-in and standard library types "
+                    "crosses)" % kind.__name__)
 
 
-def _decode(doc):
+def _decode(doc, classes=None):
+    """The value *doc* encodes, built of the judge's own types. *classes*: the namespace whose
+    namedtuple class of a name and fields rebuilds one (the task's own, where it defines it)."""
     if isinstance(doc, list):
-        return [_decode(v) for v in doc]
+        return [_decode(v, classes) for v in doc]
     if not isinstance(doc, dict):
         return doc
     kind, v = doc["~"], doc["v"]
     if kind == "float":
         return float(v)
-    if kind == "tuple":
-        return tuple(_decode(x) for x in v)
-    if kind in ("set", "frozenset", "dict"):
+    if kind == "int":
+        return int(v, 16)
+    if kind in ("tuple", "namedtuple"):
+        items = tuple(_decode(x, classes) for x in v)
+        return items if kind == "tuple" else _namedtuple(doc["n"], doc["f"], items, classes)
+    if kind in ("set", "frozenset", "dict", "odict", "counter", "defaultdict"):
         # members the candidate's subclasses kept apart (a hash of their own) but equal as the values
         # they hold: the collection would shrink here and pass where the format's harness fails it
-        if kind == "dict":
-            value = {_decode(k): _decode(x) for k, x in v}
+        if kind in ("set", "frozenset"):
+            value = {"set": set, "frozenset": frozenset}[kind](_decode(x, classes) for x in v)
         else:
-            value = {"set": set, "frozenset": frozenset}[kind](_decode(x) for x in v)
+            pairs = [(_decode(k, classes), _decode(x, classes)) for k, x in v]
+            if kind == "defaultdict":
+                factory = doc["f"]
+                value = collections.defaultdict(None if factory is None else _FACTORIES[factory], pairs)
+            else:
+                value = {"dict": dict, "odict": collections.OrderedDict, "counter": collections.Counter}[kind]()
+                for key, item in pairs:
+                    dict.__setitem__(value, key, item) if kind != "odict" else value.__setitem__(key, item)
         if len(value) != len(v):
             raise ValueError("a %s whose members are equal as the values they hold cannot be judged" % kind)
         return value
-    if kind == "bytes":
-        return bytes.fromhex(v)
+    if kind in ("bytes", "bytearray"):
+        return {"bytes": bytes, "bytearray": bytearray}[kind].fromhex(v)
     if kind == "complex":
         return complex(float(v[0]), float(v[1]))
+    if kind == "range":
+        return range(*(int(x) for x in v))
+    if kind == "deque":
+        maxlen = doc["m"]
+        return collections.deque((_decode(x, classes) for x in v), None if maxlen is None else int(maxlen))
+    if kind == "fraction":
+        import fractions
+        return fractions.Fraction(_decode(v[0]), _decode(v[1]))
+    if kind == "decimal":
+        import decimal
+        return decimal.Decimal(str(v))
+    if kind == "keys":
+        keys = dict.fromkeys(_decode(x, classes) for x in v)
+        if len(keys) != len(v):
+            raise ValueError("a dict's keys equal as the values they hold cannot be judged")
+        return keys.keys()
+    if kind == "values":
+        return dict(enumerate(_decode(x, classes) for x in v)).values()
+    if kind == "items":
+        items = dict(_decode(x, classes) for x in v)
+        if len(items) != len(v):
+            raise ValueError("a dict's items equal as the values they hold cannot be judged")
+        return items.items()
+    if kind == "iterator":
+        items = [_decode(x, classes) for x in v]
+        return iter(items) if "raised" not in doc else _replay(items, _exception(doc["raised"], classes or {}))
     raise ValueError("unknown tag %r" % (kind,))
+
+
+def _replay(items, error):
+    yield from items
+    raise error
+
+
+def _namedtuple(name, fields, items, classes):
+    """A namedtuple of *fields* holding *items*: of the task's class of that name where it has one
+    with those fields, else of a class made here (equal as a tuple, its fields readable by name)."""
+    fields = tuple(str(f) for f in fields)
+    known = (classes or {}).get(name) if isinstance(name, str) else None
+    if isinstance(known, type) and issubclass(known, tuple) and getattr(known, "_fields", None) == fields:
+        return tuple.__new__(known, items)
+    try:
+        return collections.namedtuple(name, fields)(*items)
+    except (TypeError, ValueError):  # (a name or field namedtuple does not take: the values, as a tuple)
+        return items
 
 
 def _send(fd, doc):
     data = json.dumps(doc).encode("utf-8", "surrogatepass")
+    if len(data) > _LIMIT:
+        raise ValueError("a value of more than 16 MB cannot be judged")
     data = len(data).to_bytes(4, "big") + data
     while data:
         data = data[os.write(fd, data):]
@@ -254,7 +388,7 @@ def _receive(fd, deadline=None):
         if size is None and len(data) >= 4:
             size = int.from_bytes(data[:4], "big")
             if size > _LIMIT:
-                raise ValueError("a value of more than 16 MB")
+                raise ValueError("a value of more than 16 MB cannot be judged")
             data, need = data[4:], size
     return json.loads(data.decode("utf-8", "surrogatepass"))
 
@@ -276,27 +410,74 @@ def _candidate(solution, requests, replies):
     stream = _WriteOnly()
     with contextlib.redirect_stdout(stream), contextlib.redirect_stderr(stream), _redirect_stdin(stream):
         with _time_limit(job["timeout"]):
+            namespace = {}
             try:
-                namespace = {}
                 exec(solution, namespace)
                 function = namespace[job["entry_point"]]
-                failure = None
-            except BaseException as exc:
-                failure = exc
+            except BaseException as exc:  # (the format's program would not have run: no call is answered)
+                _send(replies, {"unjudged": "the solution failed as it ran: %s: %s" % (
+                    type(exc).__name__, str(exc)[:2000])})
+                return
+            _send(replies, {"ready": True})
             while True:
                 try:
-                    args = _decode(_receive(requests))
+                    request = _receive(requests)
+                    sent = request["a"]
+                    args, kwargs = _decode(sent, namespace), {k: _decode(v, namespace) for k, v in request["k"]}
                 except BaseException:
                     return
                 try:
-                    if failure is not None:
-                        raise failure
-                    reply = {"value": _encode(function(*args))}
+                    result = function(*args, **kwargs)
                 except TimeLimitReached:
                     raise
                 except BaseException as exc:
-                    reply = {"raised": type(exc).__name__, "message": str(exc)[:2000]}
-                _send(replies, reply)
+                    reply = _raised(exc, namespace)
+                else:
+                    try:
+                        reply = {"value": _encode(result)}
+                    except TimeLimitReached:
+                        raise
+                    except BaseException as exc:  # (not an exception of the function's: the verdict ends)
+                        reply = {"unjudged": str(exc)[:2000]}
+                try:  # the arguments as the call left them: the test sees what the function did to them
+                    after = _encode(args)
+                    after_k = [[k, _encode(v)] for k, v in kwargs.items()]
+                except TimeLimitReached:
+                    raise
+                except BaseException as exc:
+                    reply = {"unjudged": "the function left an argument that %s" % (str(exc)[:2000],)}
+                else:
+                    if after != sent:
+                        reply["args"] = after
+                    if after_k != request["k"]:
+                        reply["kwargs"] = after_k
+                try:
+                    _send(replies, reply)
+                except ValueError as exc:
+                    _send(replies, {"unjudged": str(exc)})
+
+
+def _raised(exc, namespace):
+    """What the child says of an exception the function raised: its class's name, whether that is
+    the class the solution's module holds under the name (the prompt's ``InvalidInput``, say, not a
+    class of the same name made elsewhere), the nearest built-in exception class it derives from,
+    and its arguments, from which the judge makes the exception it raises in its place."""
+    kind = type(exc)
+    builtin = "BaseException"
+    for base in type.__dict__["__mro__"].__get__(kind):
+        if getattr(builtins, getattr(base, "__name__", ""), None) is base:
+            builtin = base.__name__
+            break
+    name = str(getattr(kind, "__name__", "?"))
+    try:
+        message = str(exc)[:2000]
+    except BaseException:
+        message = ""
+    try:
+        args = _encode(list(BaseException.args.__get__(exc)))
+    except BaseException:
+        args = [message]
+    return {"raised": name, "own": namespace.get(name) is kind, "builtin": builtin, "message": message, "args": args}
 
 
 def _prctl(option, value):
@@ -311,6 +492,61 @@ _PR_SET_DUMPABLE = 4
 class _CandidateError(Exception):
     pass
 
+
+def _exception(reply, namespace):
+    """The exception the judge raises for one the function raised: the task's own class of that name
+    (the prompt's or the test's) where the candidate's was the one its module holds under the name,
+    else the built-in class it derives from, made from its arguments (its message, where they
+    cannot be)."""
+    name, builtin, message = reply["raised"], reply["builtin"], str(reply["message"])
+    kind = namespace.get(name) if isinstance(name, str) and reply.get("own") is True else None
+    if not (isinstance(kind, type) and issubclass(kind, BaseException)):
+        kind = getattr(builtins, builtin, None) if isinstance(builtin, str) else None
+        if not (isinstance(kind, type) and issubclass(kind, BaseException)):
+            kind = Exception
+    args = _decode(reply.get("args", [message]), namespace)
+    args = tuple(args) if isinstance(args, list) else (message,)
+    for made in (lambda: kind(*args), lambda: kind(message)):
+        try:
+            return made()
+        except Exception:
+            pass
+    error = BaseException.__new__(kind)
+    error.args = args
+    return error
+
+
+_MUTABLE = (list, dict, set, bytearray, collections.deque, tuple)  # (a tuple: for the lists it holds)
+
+
+def _same(a, b):
+    return type(a) is type(b) and (a is b or a == b or (a != a and b != b))  # (nan: the same value)
+
+
+def _update(held, now):
+    """Change the test's argument *held* in place into *now*, what the function left of it."""
+    if isinstance(held, (list, tuple)) and type(now) is type(held) and (isinstance(held, list) or len(held) == len(now)):
+        for i, item in enumerate(now[:len(held)]):  # (item by item: what the test holds of them stays theirs)
+            if type(held[i]) is type(item) and isinstance(item, _MUTABLE):
+                _update(held[i], item)
+            elif not _same(held[i], item) and isinstance(held, list):
+                held[i] = item
+        if isinstance(held, list):
+            held[len(now):] = now[len(held):]
+    elif isinstance(held, dict) and isinstance(now, dict):
+        if list(held) == list(now):
+            for key, item in now.items():
+                if type(held[key]) is type(item) and isinstance(item, _MUTABLE):
+                    _update(held[key], item)
+                elif not _same(held[key], item):
+                    held[key] = item
+        else:
+            held.clear()
+            held.update(now)
+    elif isinstance(held, (set, bytearray, collections.deque)) and type(now) is type(held):
+        if held != now:
+            held.clear()
+            held.update(now) if isinstance(held, set) else held.extend(now)
 
 def main():
     tests = os.path.join(os.path.dirname(os.path.abspath(__file__)), "problem.json")
@@ -340,25 +576,93 @@ def main():
     except BaseException:
         os.kill(pid, signal.SIGKILL)
         raise
+    real_stdout = os.dup(1)  # (the test's output goes to a stream of its own)
     timeout = float(problem["timeout_s"])
     entry = problem["entry_point"]
     _send(to_child, {"entry_point": entry, "timeout": timeout})
     deadline = time.monotonic() + timeout + 1
 
-    def candidate(*args):
+    def unjudged(why):
+        """The end of the verdict, where nothing the test does may catch it: a process that ended,
+        a value that cannot cross, the time limit (a broad ``except Exception`` in a test took each of
+        them, as it was raised there, for the error the test expected: a wrong answer passed)."""
+        os.write(real_stdout, ("%s: %s\n" % (problem["task_id"], why)).encode("utf-8", "replace"))
         try:
-            _send(to_child, _encode(list(args)))
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
         except OSError:
-            raise _CandidateError("the candidate's process ended")
-        reply = _receive(replies, deadline)
-        if "raised" in reply:
-            raise _CandidateError("%s: %s" % (reply["raised"], reply["message"]))
-        return _decode(reply["value"])
+            pass
+        os._exit(1)
+
+    ready = []
+
+    def read():
+        try:
+            return _receive(replies, deadline)
+        except TimeLimitReached:
+            unjudged("timed out")
+        except Exception as exc:
+            unjudged("failed: %s" % (exc,))
+
+    def await_ready():
+        """The child's word that the solution ran (before: an exception of its module's code was
+        raised at each call, where a test's ``except Exception`` took it for the error it expected)."""
+        if not ready:
+            reply = read()
+            if not (isinstance(reply, dict) and reply.get("ready") is True):
+                unjudged("failed: %s" % (reply.get("unjudged") if isinstance(reply, dict) else reply,))
+            ready.append(True)
+
+    def receive():
+        reply = read()
+        if not isinstance(reply, dict):
+            unjudged("failed: the candidate's reply cannot be read: %r" % (reply,))
+        return reply
+
+    lock = _thread.allocate_lock()
+
+    def candidate(*args, **kwargs):
+        with lock:  # (a test's threads call it at once: one request and its reply at a time)
+            return call(args, kwargs)
+
+    def call(args, kwargs):
+        # (first the child's word: sent to a child whose solution failed, the request would meet a
+        # closed pipe, and the verdict would name that instead, by the order the two processes ran)
+        await_ready()
+        try:
+            request = {"a": _encode(list(args)), "k": [[k, _encode(v)] for k, v in kwargs.items()]}
+        except Exception as exc:
+            unjudged("failed: an argument of the test's cannot cross to the candidate: %s" % (exc,))
+        try:
+            _send(to_child, request)
+        except Exception as exc:
+            unjudged("failed: %s" % (exc,))
+        reply = receive()
+        try:
+            if "unjudged" in reply:
+                unjudged("failed: %s" % (reply["unjudged"],))
+            if "args" in reply:
+                for held, now in zip(args, _decode(reply["args"], namespace)):
+                    _update(held, now)
+            if "kwargs" in reply:
+                for key, now in reply["kwargs"]:
+                    if key in kwargs:
+                        _update(kwargs[key], _decode(now, namespace))
+            if "raised" in reply:
+                error = _exception(reply, namespace)
+            else:
+                return _decode(reply["value"], namespace)
+        except Exception as exc:  # (a reply the judge did not write: the child's code made it)
+            unjudged("failed: the candidate's reply cannot be read: %s" % (exc,))
+        raise error
 
     candidate.__name__ = entry
+    # (its source is the candidate's, which is not here: inspect.getsource fails, as on the harness's exec'd
+    # function, instead of showing a test that looks for loops this judge's two lines)
+    candidate.__code__ = candidate.__code__.replace(co_filename="<candidate>")
     stream = _WriteOnly()
+    namespace = {}
     try:
-        namespace = {}
         # the judge runs the task's own text only: the prompt (for helpers the test uses) and the test.
         # A test that calls the function by name (HumanEval/33) calls the candidate, as in the format's
         # harness, where the completion's definition replaces the prompt's stub.
@@ -367,6 +671,7 @@ def main():
             namespace[entry] = candidate
             exec(problem["test"], namespace)
             namespace["check"](candidate)
+        await_ready()  # (a test that never called the candidate: the solution must still have run)
         verdict = "passed"
     except TimeLimitReached:
         verdict = "timed out"
@@ -471,11 +776,23 @@ def check_record(doc: Any, path: str, line: int) -> BadRecord | None:
     return None
 
 
+def _prelude(doc: dict[str, Any]) -> str:
+    """What the judge runs before the test, for the helpers a test uses (HumanEval/38's
+    ``decode_cyclic`` calls the prompt's ``encode_cyclic``): the prompt, where it compiles alone; a
+    prompt that ends at a signature (no docstring) does not, and then the task's own canonical
+    solution completes it (before, every solution of such a task scored 0, the reference too)."""
+    try:
+        ast.parse(doc["prompt"])
+        return doc["prompt"]
+    except SyntaxError:
+        return doc["prompt"] + doc["canonical_solution"]
+
+
 def humaneval_task(doc: dict[str, Any], task_id: str, *, timeout_s: float, runtime: str,
                    source: str, line: int) -> dict[str, Any]:
     """The task document for one HumanEval record."""
     entry = doc["entry_point"]
-    problem = {"task_id": doc["task_id"], "entry_point": entry, "prompt": doc["prompt"], "test": doc["test"],
+    problem = {"task_id": doc["task_id"], "entry_point": entry, "prompt": _prelude(doc), "test": doc["test"],
                "timeout_s": timeout_s}
     return {
         "task_id": task_id,
