@@ -655,3 +655,25 @@ def test_a_test_that_catches_any_exception_cannot_be_passed_by_what_the_judge_ra
 def test_values_errors_and_arguments_of_correct_answers_cross_as_in_the_formats_harness(tmp_path):
     found = _verdicts(tmp_path, _RIGHT)
     assert {name: v for name, v in found.items() if v[0] != 1.0 or v[2] != "passed"} == {}, found
+
+
+def test_a_judge_whose_text_is_not_agentenvs_runs_its_own_text(tmp_path):
+    # A seed compiles agentenv's own judge once for every sandbox, and a command that runs that path
+    # with that very text takes the compiled code: a task's check.py of other text must run as written.
+    source = tmp_path / "one.jsonl"
+    source.write_text(json.dumps({**_problem("Own/0", _ROOT, "def check(candidate):\n    assert candidate(9) == 3\n",
+                                             "root"), "canonical_solution": "    return int(x ** 0.5)\n"}) + "\n")
+    report = import_humaneval(str(source), str(tmp_path / "suite"), timeout_s=TIMEOUT)
+    with open(report.written[0]) as f:
+        doc = json.load(f)
+    for text, printed in ((None, "Own/0: passed"), ("print('the task\\'s own text ran')\n", "the task's own text ran")):
+        if text is not None:
+            doc["hidden_files"]["files"][".humaneval/check.py"] = text + doc["hidden_files"]["files"][".humaneval/check.py"]
+        path = tmp_path / f"task{bool(text)}.json"
+        path.write_text(json.dumps(doc))
+        env = CodingEnv(load_task(str(path)), mode="single_shot")
+        try:
+            output, reward = _judge(env, "    return int(x ** 0.5)\n")
+        finally:
+            env.close()
+        assert reward == 1.0 and printed in output, output

@@ -289,6 +289,7 @@ WARM_RESERVE = 32 << 10
 #: them, so never the memory of an init or a template
 ZYGOTE_ENV = {"LANG": "C.UTF-8", "PATH": "/usr/local/bin:/usr/bin:/bin"}
 WARM_SOURCE = globals().get("WARM_SOURCE")  # set by the backend's loader; None when imported
+WARM_SCRIPTS = globals().get("WARM_SCRIPTS") or {}  # (what a seed compiles for its templates: _nswarm.SCRIPTS)
 PAD_VAR = "AGENTENV_WARM_PAD"  # (the template leaves it out of the environment it serves, see _nswarm)
 #: seeds that preload a runtime's pytest (each holds ~20 MB of its imports, shared by its templates)
 MAX_RUNTIME_SEEDS = 8
@@ -1383,6 +1384,7 @@ class _Seed:
         signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the templates
         warm = {"__name__": "agentenv_warm", "__builtins__": __builtins__}
         exec(compile(WARM_SOURCE, "agentenv-warm", "exec"), warm)
+        warm["SCRIPTS"] = dict(WARM_SCRIPTS)
         warm["preload_standard_library"]()
         try:
             spec = json.loads(sock.recv(1 << 16) or b"{}")

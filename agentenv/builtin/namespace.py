@@ -73,7 +73,8 @@ def zygote_program(seeds: bool = True) -> bytes:
         f"exec(compile({sandbox_server_source()!r}, 'agentenv-sandbox-server', 'exec'), server.__dict__)\n"
         "sys.modules['agentenv_sandbox_server'] = server\n"
         f"exec(compile({text(_ZYGOTE)!r}, 'agentenv-zygote', 'exec'), "
-        f"{{'__name__': '__main__', 'WARM_SOURCE': {warm_source()!r}, 'SEED_PROGRAM': {seed!r}}})\n"
+        f"{{'__name__': '__main__', 'WARM_SOURCE': {warm_source()!r}, 'WARM_SCRIPTS': {warm_scripts()!r}, "
+        f"'SEED_PROGRAM': {seed!r}}})\n"
     ).encode()
 
 
@@ -84,6 +85,15 @@ def warm_source() -> str:
     judge = reports.judge_source()
     return (f"{warm}\n_JUDGE = judge_code({judge.decode('utf-8')!r}, {reports.judge_digest(judge)!r}, "
             f"{reports.JUDGE_MODULE!r})\n")
+
+
+def warm_scripts() -> dict[str, str]:
+    """Scripts of agentenv's own that a seed compiles for its templates (_nswarm.SCRIPTS): the
+    HumanEval judge, at the path its importer writes it to. (Seeds only: an exec'd template
+    receives its program in one message, which has no room for them.)"""
+    from agentenv.builtin.authoring import humaneval
+
+    return {f"/app/{humaneval.HARNESS_DIR}/check.py": humaneval.HARNESS}
 
 
 def _probe() -> Availability:
