@@ -93,7 +93,7 @@ def warm_scripts() -> dict[str, str]:
     receives its program in one message, which has no room for them.)"""
     from agentenv.builtin.authoring import humaneval
 
-    return {f"/app/{humaneval.HARNESS_DIR}/check.py": humaneval.HARNESS}
+    return {humaneval.HARNESS_PATH: humaneval.HARNESS}
 
 
 def _probe() -> Availability:

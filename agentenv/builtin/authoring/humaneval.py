@@ -59,6 +59,7 @@ FIELDS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
 HARNESS_DIR = ".humaneval"
 DEFAULT_TIMEOUT_S = 3.0  # what the format's evaluate_functional_correctness uses
 SOLUTION = "solution.py"
+HARNESS_PATH = f"/app/{HARNESS_DIR}/check.py"  # where a task runs the judge (a seed compiles it for that path)
 PROBLEMS_DIR = "problems"  # task files live below the suite, away from suite.json
 
 # The judge. It runs inside the sandbox; it is data written into every task, so it imports only the
@@ -527,19 +528,13 @@ def _update(held, now):
     """Change the test's argument *held* in place into *now*, what the function left of it."""
     if isinstance(held, (list, tuple)) and type(now) is type(held) and (isinstance(held, list) or len(held) == len(now)):
         for i, item in enumerate(now[:len(held)]):  # (item by item: what the test holds of them stays theirs)
-            if type(held[i]) is type(item) and isinstance(item, _MUTABLE):
-                _update(held[i], item)
-            elif not _same(held[i], item) and isinstance(held, list):
-                held[i] = item
+            _update_member(held, i, item)
         if isinstance(held, list):
             held[len(now):] = now[len(held):]
     elif isinstance(held, dict) and isinstance(now, dict):
         if list(held) == list(now):
             for key, item in now.items():
-                if type(held[key]) is type(item) and isinstance(item, _MUTABLE):
-                    _update(held[key], item)
-                elif not _same(held[key], item):
-                    held[key] = item
+                _update_member(held, key, item)
         else:
             held.clear()
             held.update(now)
@@ -547,6 +542,16 @@ def _update(held, now):
         if held != now:
             held.clear()
             held.update(now) if isinstance(held, set) else held.extend(now)
+
+
+def _update_member(held, key, item):
+    """One member of *held*: changed in place where it is a container of *item*'s type, else
+    replaced where its value changed (a tuple's members in place only)."""
+    if type(held[key]) is type(item) and isinstance(item, _MUTABLE):
+        _update(held[key], item)
+    elif not _same(held[key], item) and not isinstance(held, tuple):
+        held[key] = item
+
 
 def main():
     tests = os.path.join(os.path.dirname(os.path.abspath(__file__)), "problem.json")
@@ -808,7 +813,7 @@ def humaneval_task(doc: dict[str, Any], task_id: str, *, timeout_s: float, runti
                                    f"{HARNESS_DIR}/problem.json": json.dumps(problem, indent=1) + "\n"}},
         "execution_steps": [
             {"action": "overwrite_file", "path": f"/app/{SOLUTION}", "content": doc["prompt"] + PLACEHOLDER},
-            {"action": "run_command", "command": f"python /app/{HARNESS_DIR}/check.py /app/{SOLUTION}",
+            {"action": "run_command", "command": f"python {HARNESS_PATH} /app/{SOLUTION}",
              "timeout_s": timeout_s + 10},
         ],
         "reward_logic": {"type": "composite", "rules": [
