@@ -337,6 +337,12 @@ def test_the_candidate_cannot_open_the_judges_memory(imported):
         env.close()
 
 
+def _on_the_host(tmp_path) -> dict:
+    """The environment of a judge run on the host: the working folder its candidate makes (a sandbox's
+    /tmp goes with the sandbox) is the test's own, not one more in the host's /tmp."""
+    return {**os.environ, "TMPDIR": str(tmp_path)}
+
+
 def test_the_judge_is_not_dumpable_when_it_forks(tmp_path):
     # Deterministic form of the test above: the judge's own process, at the moment it forks.
     from agentenv.builtin.authoring.humaneval import HARNESS
@@ -354,7 +360,7 @@ def test_the_judge_is_not_dumpable_when_it_forks(tmp_path):
              "sys.argv = [sys.argv[1], sys.argv[2]]\n"
              "runpy.run_path(sys.argv[0], run_name='__main__')\n")
     proc = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "check.py"), str(tmp_path / "solution.py")],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60, env=_on_the_host(tmp_path))
     assert "dumpable at fork: 0" in proc.stdout and proc.returncode == 0, (proc.stdout, proc.stderr)
 
 
@@ -403,7 +409,7 @@ def test_the_judge_takes_only_its_own_folder_off_sys_path(tmp_path, flags):
         "test": "import sys\n\ndef check(candidate):\n    assert sys.path == %r, sys.path\n" % (expected,)}))
     (tmp_path / "solution.py").write_text("def f(x):\n    return x\n")
     proc = subprocess.run([sys.executable, *flags, str(tmp_path / "check.py"), str(tmp_path / "solution.py")],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60, env=_on_the_host(tmp_path))
     assert proc.returncode == 0 and "T/0: passed" in proc.stdout, (proc.stdout, proc.stderr)
 
 
@@ -621,6 +627,13 @@ _RIGHT = {
         "    [t.start() for t in threads]\n    [t.join() for t in threads]\n    assert found == [True] * 8\n", "pick",
         "    if key == 'lazy':\n        def gen():\n            yield 1\n            raise ValueError('later')\n"
         "        return gen()\n    if key == 'keys':\n        return d.keys()\n    return d[key]\n"),
+    "an error class of the task's whose constructor calls the candidate": (
+        "class Negative(ValueError):\n    def __init__(self, *args):\n        super().__init__(*args)\n"
+        "        self.of_four = CALLS[0](4) if CALLS else None\n\n\nCALLS = []\n\n\n" + _ROOT,
+        "def check(candidate):\n    CALLS.append(candidate)\n    try:\n        candidate(-1)\n"
+        "    except Negative as exc:\n        assert exc.of_four == 2\n    else:\n        raise AssertionError\n"
+        "    assert candidate(16) == 4\n", "root",
+        "    if x < 0:\n        raise Negative(x)\n    return int(x ** 0.5)\n"),
     "a prompt without a docstring": ("def inc(x):\n", "def check(candidate):\n    assert candidate(1) == 2\n", "inc",
                                      "    return x + 1\n"),
 }

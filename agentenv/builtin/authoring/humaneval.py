@@ -627,22 +627,28 @@ def main():
     lock = _thread.allocate_lock()
 
     def candidate(*args, **kwargs):
-        with lock:  # (a test's threads call it at once: one request and its reply at a time)
-            return call(args, kwargs)
-
-    def call(args, kwargs):
-        # (first the child's word: sent to a child whose solution failed, the request would meet a
-        # closed pipe, and the verdict would name that instead, by the order the two processes ran)
-        await_ready()
+        # The lock is held for the exchange alone: what the test's own code does as the arguments are
+        # read and the reply is made into values (an argument's __iter__ or __eq__, an exception
+        # class's constructor) may call the candidate again.
         try:
             request = {"a": _encode(list(args)), "k": [[k, _encode(v)] for k, v in kwargs.items()]}
         except Exception as exc:
             unjudged("failed: an argument of the test's cannot cross to the candidate: %s" % (exc,))
+        with lock:  # (a test's threads call it at once: one request and its reply at a time)
+            reply = call(request)
+        return answer(args, kwargs, reply)
+
+    def call(request):
+        # (first the child's word: sent to a child whose solution failed, the request would meet a
+        # closed pipe, and the verdict would name that instead, by the order the two processes ran)
+        await_ready()
         try:
             _send(to_child, request)
         except Exception as exc:
             unjudged("failed: %s" % (exc,))
-        reply = receive()
+        return receive()
+
+    def answer(args, kwargs, reply):
         try:
             if "unjudged" in reply:
                 unjudged("failed: %s" % (reply["unjudged"],))
