@@ -687,3 +687,24 @@ def test_a_template_held_up_by_its_runtime_dies_with_its_sandbox(backend, tmp_pa
         assert wait_until(lambda: not _templates(mnt), timeout=60), _templates(mnt)
     finally:
         box.close()
+
+
+def test_warm_commands_of_a_pooled_sandbox_run_at_normal_priority():
+    # A pooled sandbox is set up at nice 10 and put back to 0 as it is handed out; its template, made
+    # while that happened, kept nice 10 for the sandbox's life (2 in 10 here): every warm command,
+    # scored runs included, ran at a lower priority than a cold one. The pauses hand out sandboxes
+    # as their successors' set-up starts (the zygote refills once no open came for 10 ms).
+    import time
+    b = NamespaceBackend(pool_size=1, warm=True)
+    command = "python -c 'import os; print(os.getpriority(os.PRIO_PROCESS, 0))'"
+    found = []
+    try:
+        for pause in (0.0, 0.012, 0.015, 0.02, 0.03) * 6:
+            with b.open(request()) as box:
+                warm, cold = box.exec(command), box.exec("exec " + command)
+                found.append((warm.start, warm.stdout.strip(), cold.stdout.strip()))
+            time.sleep(pause)
+    finally:
+        b.close()
+    assert any(start == "warm" for start, _, _ in found), found
+    assert [f for f in found if f[1:] != ("0", "0")] == [], found

@@ -1270,8 +1270,7 @@ class _WarmKeeper:
         env["PYTHONNOUSERSITE"] = "1"  # never /tmp/.local: each command's own start-up decides about it
         if self.seed is not None:
             payload = {"python": self.python, "env": env, "uid": int(cfg["uid"]),
-                       "fsize_mb": int(cfg["limits"]["max_file_size_mb"]),
-                       "nice": os.getpriority(os.PRIO_PROCESS, 0), "cgroups": len(self.cgroup_fds)}
+                       "fsize_mb": int(cfg["limits"]["max_file_size_mb"]), "cgroups": len(self.cgroup_fds)}
             try:  # the template is the seed's child; this keeper stays the keeper
                 socket.send_fds(self.seed, [json.dumps(payload).encode()],
                                 [self.channel.fileno()] + self.ns_fds + self.cgroup_fds)
@@ -1437,8 +1436,16 @@ def _template_from_seed(raw: bytes, fds: list[int], keeper: int, warm: dict) -> 
     channel, ns, cgroups = fds[0], fds[1:1 + len(SEED_NAMESPACES)], fds[1 + len(SEED_NAMESPACES):]
     if len(ns) != len(SEED_NAMESPACES) or len(cgroups) != req["cgroups"]:
         raise OSError("the keeper sent the wrong descriptors")
-    os.setpriority(os.PRIO_PROCESS, 0, int(req["nice"]))
     os.setpgid(0, keeper)  # the keeper's group: priority changes with init's (see Zygote.op_open)
+    # The keeper's priority, read once in its group: the zygote puts a pooled sandbox's group back
+    # to normal priority as it hands it out, and a template that took the set-up's nice before it
+    # joined, and joined after that, ran every warm command at nice 10 (red team, stop 40). Read
+    # again after the change: the one change comes after it (it reaches the group) or before.
+    while True:
+        nice = os.getpriority(os.PRIO_PROCESS, keeper)
+        os.setpriority(os.PRIO_PROCESS, 0, nice)
+        if os.getpriority(os.PRIO_PROCESS, keeper) == nice:
+            break
     for fd in cgroups:
         os.write(fd, b"0")  # under the sandbox's memory and process limits
         os.close(fd)
