@@ -2353,3 +2353,58 @@ def test_honest_idioms_the_comparison_checks_read_keep_full_marks(tmp_path):
         _keeps_full_marks(env, solution)
     finally:
         env.close()
+
+
+# Planted where a runtime's PYTHONPATH (the workspace: every task `agentenv synthesize` makes) would
+# have Python import it as it starts (a package: the protected names are sitecustomize.py's): it
+# rewrote the judge's source as the judge's entry compiled it, failures reported as passes. With the
+# warm interpreter the template had started before any of it existed, so a cold start took it (the
+# rootless backend's, or forced by a file that shadows a module the template preloaded).
+_BEFORE_THE_JUDGE = r'''
+import builtins, os
+os.write(2, b"planted code ran at start-up\n")
+_compile = builtins.compile
+def _patched(source, filename, *args, **kwargs):
+    if filename == "<judge>" and isinstance(source, bytes) and b"\ndef _emit(record):" in source:
+        builtins.compile = _compile
+        source = source.replace(b"\ndef _emit(record):", b"""
+def _emit(record):
+    if record.get("t") == "integrity":
+        return
+    if record.get("outcome") in ("failed", "raised"):
+        record = dict(record, outcome={"failed": "passed", "raised": "returned"}[record["outcome"]])
+        record.pop("longrepr", None)
+    if record.get("t") == "end":
+        record = dict(record, exitstatus=0)
+    _emit_real(record)
+
+
+def _emit_real(record):""", 1)
+    return _compile(source, filename, *args, **kwargs)
+builtins.compile = _patched
+'''
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
+def test_no_file_of_the_workspace_runs_before_the_judge_where_the_runtime_puts_it_on_the_path(tmp_path, warm):
+    from agentenv import CodingEnv
+    from agentenv.builtin.namespace import NamespaceBackend
+    task = _calc_task(tmp_path, environment_config={"runtime": "python3.11", "dependencies": ["pytest==8.3.5"],
+                                                    "env": {"PYTHONPATH": "/app/lib"}})
+    backend = NamespaceBackend(pool_size=0, warm=warm)
+    env = CodingEnv(task, backend=backend, mode="agentic")
+    try:
+        env.reset()
+        env.step({"action": "overwrite_file", "path": "lib/sitecustomize/__init__.py", "content": _BEFORE_THE_JUDGE})
+        obs, reward, *_, info = env.step({"action": "submit"})
+        assert "planted code ran at start-up" not in obs["output"], obs["output"][-1500:]
+        assert reward == 0.0 and info["metrics"]["tests_failed"] == 1, obs["output"][-1500:]
+        env.reset()  # the runtime's folder is on the path for the tests all the same
+        env.step({"action": "overwrite_file", "path": "lib/adding.py", "content": "def add(a, b):\n    return a + b\n"})
+        env.step({"action": "overwrite_file", "path": "calc.py", "content": "from adding import add  # noqa\n"})
+        obs, reward, *_ = env.step({"action": "submit"})
+        assert reward == 1.0, obs["output"][-1500:]
+    finally:
+        env.close()
+        backend.close()
+

@@ -126,7 +126,7 @@ _seq = [0]
 # when each function's code object and defaults were last read one by one (see `_check_fingerprint`)
 _referents = {}
 # set by start(), for this run only
-_NAME = _SETTINGS = _MAC = _FD = _TRUSTED = _ROOT = _PROBES = _PAIRS = _ORDERED = _NEAR = _TYPED = _LONG = _PREFIXES = _BASELINE = _HELPERS = _UNITTEST = _CALLING = None
+_NAME = _WORK = _SETTINGS = _MAC = _FD = _TRUSTED = _ROOT = _PROBES = _PAIRS = _ORDERED = _NEAR = _TYPED = _LONG = _PREFIXES = _BASELINE = _HELPERS = _UNITTEST = _CALLING = None
 _DIGESTS = {}  # a task file's sandbox path -> the SHA-256 of the task's bytes
 _compiled = {}  # a task's file pytest compiled -> whether its source had those bytes
 _plain_tests = {}  # such a file -> qualified names of its functions that only pytest marks decorate
@@ -143,10 +143,10 @@ _left = {}  # such a file -> qualified name -> a top-level function, or a top-le
 def start(entry):
     """Begin judging this run; *entry* is the file of the module pytest loaded with ``-p``, beside
     which the host wrote the run's settings and key."""
-    global _MAC_METHODS, _NAME, _SETTINGS, _MAC, _FD, _TRUSTED, _ROOT, _PROBES, _PAIRS, _ORDERED, _NEAR, _TYPED, _LONG, _PREFIXES, _BASELINE, _HELPERS, _UNITTEST, _CALLING, _DIGESTS
+    global _MAC_METHODS, _NAME, _WORK, _SETTINGS, _MAC, _FD, _TRUSTED, _ROOT, _PROBES, _PAIRS, _ORDERED, _NEAR, _TYPED, _LONG, _PREFIXES, _BASELINE, _HELPERS, _UNITTEST, _CALLING, _DIGESTS
     if _SETTINGS is not None:
         raise RuntimeError("the judge was started twice")
-    here = os.path.dirname(os.path.abspath(entry))
+    here = _WORK = os.path.dirname(os.path.abspath(entry))
     _NAME = os.path.splitext(os.path.basename(entry))[0]
     with open(os.path.join(here, "judge.json"), encoding="utf-8") as f:
         _SETTINGS = json.load(f)
@@ -2470,8 +2470,13 @@ def _check_hooks(where):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config, parser, args):
-    # `python -m pytest` puts the working directory first on sys.path; PYTHONSAFEPATH kept it off
-    # while the trusted plugins loaded, so that workspace files could not shadow them.
+    # `python -m pytest` puts the working directory first on sys.path, and the runtime's PYTHONPATH
+    # its folders after the judge's: PYTHONSAFEPATH and the host kept those the agent can write off
+    # while the interpreter started and the trusted plugins loaded, so that no file of theirs (a
+    # sitecustomize, a module of pytest's name) could run before the judge or shadow it.
+    deferred = _SETTINGS.get("pythonpath") or []
+    at = sys.path.index(_WORK) + 1 if _WORK in sys.path else 0
+    sys.path[at:at] = [p for p in deferred if _type(p) is _str]
     if _SETTINGS.get("prepend_cwd") and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
 

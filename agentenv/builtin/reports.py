@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import agentenv
-from agentenv import ExecResult, ReportFormat, ScoredCommand, ScoringContext, TestReport
+from agentenv import ExecResult, ReportFormat, RuntimeEnv, ScoredCommand, ScoringContext, TestReport
 
 _PYTEST = re.compile(r"(?:(?<=^)|(?<=[\s;&|(]))((?:\S*/)?(?:py\.test|pytest)|(?:\S*/)?python[\d.]*\s+(?:-\S+\s+)*?-m\s+pytest)(?=\s|$)")
 _JSON_FILE = re.compile(r"--json-report-file[= ](\S+)")
@@ -100,6 +100,23 @@ def trusted_config(files: Mapping[str, bytes]) -> tuple[str, bytes]:
 NO_BYTECODE_CACHE = "/proc/agentenv-no-bytecode-cache"
 
 
+def _startup_path(runtime: RuntimeEnv) -> tuple[list[str], list[str]]:
+    """The runtime's ``PYTHONPATH`` entries split in two: those inside its read-only trees, which stay
+    in the scored run's environment, and the rest (the workspace, ``/tmp``, a relative entry), which
+    the judge puts on ``sys.path`` itself once pytest and the judge are loaded. A folder the agent
+    can write on the path at start-up ran its ``sitecustomize`` (a package escaped the protected
+    names), or its ``_pytest.py``, ``iniconfig.py`` or ``json.py``, before the judge: such code
+    rewrote the judge's source as it was compiled, and an unsolved task scored 1.0, integrity clean
+    (red team, stop 40)."""
+    kept, deferred = [], []
+    trees = [os.path.join(os.path.normpath(m), "") for m in runtime.mounts]
+    pythonpath = runtime.env.get("PYTHONPATH")
+    for entry in pythonpath.split(":") if pythonpath else ():
+        inside = os.path.isabs(entry) and any(os.path.join(os.path.normpath(entry), "").startswith(t) for t in trees)
+        (kept if inside else deferred).append(entry)
+    return kept, deferred
+
+
 def _digests(ctx: ScoringContext) -> dict[str, str | None]:
     """Sandbox path -> SHA-256 of the task's bytes, for each file the task decides (protected and
     hidden): the judge refuses a test module or conftest whose source is not the task's."""
@@ -145,8 +162,9 @@ class PytestFormat(ReportFormat):
             options += f" -c {ini}"
         if "--rootdir" not in tail:
             options += f" --rootdir={root}"
-        pythonpath = ctx.runtime.env.get("PYTHONPATH")
-        env = {"PYTHONPATH": f"{work}:{pythonpath}" if pythonpath else work, "PYTHONSAFEPATH": "1",
+        kept, deferred = _startup_path(ctx.runtime)
+        settings["pythonpath"] = deferred
+        env = {"PYTHONPATH": ":".join([work, *kept]), "PYTHONSAFEPATH": "1",
                "PYTHONNOUSERSITE": "1", "PYTEST_ADDOPTS": "", "PYTEST_PLUGINS": "",
                # never a __pycache__ of the workspace (the agent could plant one): the runtime's own
                # read-only bytecode cache where it has one, else none at all (a writable one would take
