@@ -804,7 +804,6 @@ def _inspect(value, budget, depth, in_call, wildcard):
             else:
                 _inspect(item, budget, depth + 1, in_call, wildcard)
         return
-    _check_methods_of(kind)
     typed = [pair for base, pair in _TYPED.items() if _isinstance(value, base)]  # (a subclass: exact types left)
     if _any(_claims(kind, "__eq__", value, a) and _claims(kind, "__eq__", value, b) for a, b in typed) or _any(
             _claims(kind, "__eq__", value, probe) for probe in _PROBES) or _any(
@@ -833,70 +832,6 @@ def _inspect(value, budget, depth, in_call, wildcard):
         in_call = in_call or (wildcard and _isinstance(value, _getattr(_modules.get("unittest.mock"), "_Call", ())))
         for item in (_chain.from_iterable(_dict_items(value)) if base is dict else _ITER[base](value)):
             _inspect(item, budget, depth + 1, in_call, wildcard)
-
-
-# what an assert's comparison of two objects of a class asks of it (the probes read the rest)
-_COMPARING = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__contains__", "__hash__", "__bool__",
-              "__len__", "__iter__", "__getattribute__", "__getattr__", "__sub__", "__rsub__", "__str__", "__repr__",
-              "__float__", "__int__", "__index__")
-_ONE_ARGUMENT = _COMPARING[:7]  # (a callable that binds no self is called with the other operand alone)
-_function_code = types.FunctionType.__dict__["__code__"].__get__
-_method_func = lambda m: _type(m).__dict__["__func__"].__get__(m)  # noqa: E731  (staticmethod's, classmethod's own)
-
-
-def _method_code(method):
-    """The code a class's method runs (through staticmethod, classmethod, partial, partialmethod), or
-    None: a built-in callable."""
-    for _ in range(8):
-        if _type(method) is types.FunctionType:
-            return _function_code(method)
-        kind = _type(method)  # (exact types: a subclass's attributes would run its code)
-        inner = _method_func(method) if kind is staticmethod or kind is classmethod else None
-        if kind is functools.partial or kind is functools.partialmethod:
-            inner = method.func
-        if inner is None:
-            return None
-        method = inner
-    return None
-
-
-def _home_of(kind):
-    """The file whose code made *kind*: that of the functions its own body defined (``Event.key``),
-    else its module's."""
-    prefix = _type_qualname(kind) + "."
-    for value in _list(_type_dict(kind).values()):
-        code = _method_code(value)
-        if code is not None and _type(code.co_qualname) is _str and code.co_qualname.startswith(prefix):
-            return code.co_filename
-    name = _type_dict(kind).get("__module__")
-    module = _modules.get(name) if _type(name) is _str else None
-    return _dict_get(_module_dict(module), "__file__") if _issubclass(_type(module), types.ModuleType) else None
-
-
-def _check_methods_of(kind):
-    """Every method an assert's comparison asks of *kind* must be its own: code of its own file, or of
-    its own body (a decorator's, dataclasses', functools'), not a function of another file of the
-    workspace put into it. Both operands of the task's ``Event``, made by the test and by the
-    solution, are left to their comparison, and a solution that set ``Event.__eq__`` to compare the
-    key alone scored a wrong ``dedupe`` 1.0, integrity clean (red team, stop 40)."""
-    for op in _COMPARING:
-        found, owner = _defined(kind, op)
-        if found is _GONE or found is None or owner is object:
-            continue
-        code = _method_code(found)
-        if code is None:
-            if op in _ONE_ARGUMENT and not _any(_type_dict(k).get("__get__", _GONE) is not _GONE
-                                                for k in _type_mro(_type(found))):
-                _claimed(kind, f"has as its {op} a callable that binds no object ({_name_of(_type(found))})")
-            continue
-        where = code.co_filename  # ("<string>": made by exec, dataclasses' methods say)
-        if (_type(where) is not _str or where.startswith("<") or not _abspath(where).startswith(_ROOT)
-                or (_type(code.co_qualname) is _str and code.co_qualname.startswith(_type_qualname(owner) + "."))):
-            continue
-        home = _home_of(owner)
-        if _type(home) is _str and _abspath(home) != _abspath(where):
-            _claimed(kind, f"has as its {op} a function of another file of the workspace ({_relative(_abspath(where))}, "
-                     f"not {_relative(_abspath(home))})")
 
 
 def _equal(value, probe):
