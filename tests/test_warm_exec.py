@@ -708,3 +708,32 @@ def test_warm_commands_of_a_pooled_sandbox_run_at_normal_priority():
         b.close()
     assert any(start == "warm" for start, _, _ in found), found
     assert [f for f in found if f[1:] != ("0", "0")] == [], found
+
+
+def test_a_template_starts_with_the_writable_entries_of_the_runtimes_path_left_out(tmp_path):
+    # An evaluation sandbox's template starts as the host copies the agent's files in: a sitecustomize
+    # package there, on the runtime's PYTHONPATH (every synthesized task's is /app), ran in the template
+    # as `site` started, hence in every warm command, the scored pytest run too, and rewrote the judge
+    # as it loaded: an unsolved task at 1.0 one try in three (red team, stop 40). `adopt` runs `site`
+    # on the read-only entries alone and puts the others back after.
+    (tmp_path / "sitecustomize").mkdir()
+    (tmp_path / "sitecustomize" / "__init__.py").write_text("print('the planted sitecustomize ran')\n")
+    (tmp_path / "site.py").write_text("print('the planted site ran')\n")
+    program = ("import json, os, sys\n"
+               f"sys.path.insert(0, {os.path.dirname(namespace.__file__)!r})\n"
+               "import _nswarm\n"
+               "sys.path.pop(0)\n"
+               f"_nswarm.adopt(sys.executable, {{'PYTHONPATH': {str(tmp_path)!r}, 'PATH': os.environ['PATH']}})\n"
+               "print(json.dumps({'path': sys.path[:2], 'customized': 'sitecustomize' in sys.modules}))\n")
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", program], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "planted" not in done.stdout, done.stdout
+    assert json.loads(done.stdout.splitlines()[-1]) == {"path": ["", str(tmp_path)], "customized": False}, done.stdout
+
+
+def test_a_command_that_would_find_a_sitecustomize_on_its_path_starts_cold(backend):
+    runtime = RuntimeEnv(RUNTIME.name, RUNTIME.mounts, {**RUNTIME.env, "PYTHONPATH": "/app/lib"})
+    with backend.open(request(runtime=runtime)) as box:
+        box.write_file("lib/sitecustomize.py", b"import sys\nsys.planted = True\n")
+        done = box.exec(["python", "-c", "import sys; print(getattr(sys, 'planted', False))"])
+        assert done.stdout.strip() == "True" and done.start.startswith("cold") and "would run at start-up" in done.start, done

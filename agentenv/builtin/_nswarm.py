@@ -354,6 +354,8 @@ class Template:
                     continue  # a directory without __init__ is a namespace portion: it does not shadow
             if base in self.names:
                 return "%s in %s would shadow the preloaded module %s" % (name, entry or ".", base)
+            if base in ("sitecustomize", "usercustomize"):  # (the template's start-up left them out: see adopt)
+                return "%s in %s would run at start-up" % (name, entry or ".")
         return None
 
     def _become(self, req, plan):
@@ -525,6 +527,14 @@ def _system_site_packages(prefix):
     except OSError:
         pass
     return True  # (site.venv's default)
+
+
+def _writable(path):
+    """Whether *path* is on a writable mount, or could appear on one."""
+    try:
+        return not os.statvfs(path).f_flag & os.ST_RDONLY
+    except OSError:
+        return _writable_parent(path)
 
 
 def _writable_parent(path):
@@ -710,12 +720,19 @@ def adopt(python, env):
     if not os.path.exists(os.path.join(os.path.dirname(os.path.dirname(python)), "pyvenv.cfg")):
         sys._base_executable = python
     pythonpath = _pythonpath(env.get("PYTHONPATH", "")) or []
-    sys.path[:] = pythonpath + [p for p in sys.path if p not in pythonpath]
+    # ``site`` imports a sitecustomize from the path: the runtime's entries on writable mounts (the
+    # workspace) stay off it here, where the agent's files may already lie (an evaluation sandbox's
+    # template starts as the host copies them in), and a command that would find one there starts
+    # cold (`Template._shadows`): one that ran here ran in every warm command, scored runs too, and
+    # rewrote the judge as it loaded (red team, stop 40)
+    sys.path[:] = [p for p in pythonpath if not _writable(p)] + [p for p in sys.path if p not in pythonpath]
     sys.path_importer_cache.clear()
     import site
     site.PREFIXES = [sys.prefix, sys.exec_prefix]
     site.ENABLE_USER_SITE = site.USER_SITE = site.USER_BASE = None
     site.main()
+    sys.path[:] = pythonpath + [p for p in sys.path if p not in pythonpath]
+    sys.path_importer_cache.clear()
     sys.path.insert(0, "")
     main = vars(sys.modules["__main__"])  # the zygote's program came on stdin: ``-c`` has no file
     for name in ("__file__", "__cached__"):

@@ -399,6 +399,11 @@ class Init(Server):
         a directory of ``workspace_source``) under the workspace, then the privileges go. Everything
         before does not depend on the task, so a pooled sandbox serves any task of its configuration."""
         self._workspace(workspace)
+        if self.template is not None and not self.cfg["warm"].get("seed"):
+            # an exec'd template imports what the runtime's PYTHONPATH holds (a sitecustomize, the
+            # modules of its loader) as its interpreter starts: before the host writes any file of
+            # the agent's (a template forked from a seed leaves writable entries out, _nswarm.adopt)
+            self._template_ready()
         self._drop_privileges()
         self._seccomp()
 
