@@ -2408,3 +2408,53 @@ def test_no_file_of_the_workspace_runs_before_the_judge_where_the_runtime_puts_i
         env.close()
         backend.close()
 
+
+
+# Code of the agent's that runs after the judge has loaded but before collection puts a hook wrapper
+# into pytest_pyfunc_call that takes every failure for a return. The judge held pluggy's hooks at
+# collection and took what it found then for pytest's own: a cold run's `import pdb` (which
+# `_pytest.debugging` makes as it is configured) found the agent's pdb.py once the workspace was on
+# the path (every `python -m pytest` task, rootless or AGENTENV_NS_WARM=0), and a conftest the task
+# ships that imports the code under test ran the solution there (red team, stop 40).
+_SWALLOWS_FAILURES = r'''
+import sys
+from pluggy import HookImpl
+frame, config = sys._getframe(1), None
+while frame is not None and config is None:
+    config = next((v for v in list(frame.f_locals.values()) if hasattr(v, "pluginmanager") and hasattr(v, "hook")), None)
+    frame = frame.f_back
+if config is not None:
+    def pytest_pyfunc_call(pyfuncitem):
+        try:
+            return (yield)
+        except BaseException:
+            return True
+    options = {"wrapper": True, "hookwrapper": False, "optionalhook": False, "tryfirst": False, "trylast": False,
+               "specname": None}
+    config.pluginmanager.hook.pytest_pyfunc_call._add_hookimpl(
+        HookImpl(config.pluginmanager.get_plugin("python"), "python", pytest_pyfunc_call, options))
+'''
+
+
+def test_code_that_runs_before_collection_cannot_put_a_hook_in_place_unnamed(tmp_path):
+    from agentenv import CodingEnv
+    from agentenv.builtin.namespace import NamespaceBackend
+    task = _calc_task(tmp_path)
+    backend = NamespaceBackend(pool_size=0, warm=False)
+    env = CodingEnv(task, backend=backend, mode="agentic")
+    try:
+        env.reset()  # the standard library's pdb, after the agent's code has run
+        pdb = ("import importlib, sys\n" + _SWALLOWS_FAILURES + "del sys.modules['pdb']\n"
+               "sys.path[:] = [p for p in sys.path if not p.startswith('/app')] + sys.path\n"
+               "sys.modules['pdb'] = importlib.import_module('pdb')\n")
+        env.step({"action": "overwrite_file", "path": "pdb.py", "content": pdb})
+        obs, reward, *_, info = env.step({"action": "submit"})
+        assert reward == 0.0 and info["metrics"]["tests_failed"] == 1, obs["output"][-1500:]
+    finally:
+        env.close()
+        backend.close()
+    (tmp_path / "ws" / "conftest.py").write_text("import calc  # noqa: F401  (the code under test, as conftests do)\n")
+    reward, info, obs = _play_calc(task, _SWALLOWS_FAILURES + "\ndef add(a, b):\n    return 0\n")
+    assert reward == 0.0, obs["output"][-1500:]
+    assert "hook-tampered" in [f["kind"] for f in info["integrity"]["findings"]], info["integrity"]
+

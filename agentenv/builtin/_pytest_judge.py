@@ -126,6 +126,8 @@ _seq = [0]
 # when each function's code object and defaults were last read one by one (see `_check_fingerprint`)
 _referents = {}
 # set by start(), for this run only
+# what pytest imports after it has loaded its plugins (`_nswarm.PYTEST_EXTRA`, readline aside: it reads the terminal)
+_LAZY_MODULES = ("pdb", "bdb", "cmd", "code", "codeop", "email.parser", "email.feedparser", "unittest", "faulthandler")
 _NAME = _WORK = _SETTINGS = _MAC = _FD = _TRUSTED = _ROOT = _PROBES = _PAIRS = _ORDERED = _NEAR = _TYPED = _LONG = _PREFIXES = _BASELINE = _HELPERS = _UNITTEST = _CALLING = None
 _DIGESTS = {}  # a task file's sandbox path -> the SHA-256 of the task's bytes
 _compiled = {}  # a task's file pytest compiled -> whether its source had those bytes
@@ -2396,11 +2398,18 @@ def _hold(name, caller):
     _held[name] = (caller, _getattr(caller, "_hookexec", None), items, fields)
 
 
-def _hold_hooks(config):
+def _hold_hooks(config, trusted=True):
+    """Hold the plugin manager, its relay and every hook caller: with *trusted*, every implementation
+    there now is taken in; without, a caller is held again only where each of its implementations
+    was taken in already (see `pytest_plugin_registered`), so that `_check_hooks` names the rest."""
     manager = config.pluginmanager
+    if not trusted and _hooks.get("manager") is not manager:
+        trusted = True  # (never held before: the judge's first hold)
     _hooks.update(config=config, manager=manager, relay=manager.hook, proxy=config.hook,
                   inner=_getattr(manager, "_inner_hookexec", None))
     for name, caller in _list(_vars(manager.hook).items()):
+        if not trusted and not _all(_ledger.get(_id(impl)) is impl for impl in _impls(caller)):
+            continue
         _hold(name, caller)
         for impl in _held[name][2]:
             _ledger[_id(impl)] = impl
@@ -2474,6 +2483,18 @@ def pytest_load_initial_conftests(early_config, parser, args):
     # its folders after the judge's: PYTHONSAFEPATH and the host kept those the agent can write off
     # while the interpreter started and the trusted plugins loaded, so that no file of theirs (a
     # sitecustomize, a module of pytest's name) could run before the judge or shadow it.
+    # Before any of it is on the path: the hooks are held (a conftest the task ships may import the
+    # solution, which then ran before collection, where the hooks were held as they stood), and the
+    # modules pytest imports lazily are imported (`_pytest.debugging` imports pdb as it is
+    # configured: a cold start found the agent's pdb.py, which put a hook wrapper of its own into
+    # pytest_pyfunc_call that swallowed every failure, then its real pdb back; unsolved tasks at
+    # 1.0, red team, stop 40).
+    _hold_hooks(early_config)
+    for name in _LAZY_MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception:
+            pass
     deferred = _SETTINGS.get("pythonpath") or []
     at = sys.path.index(_WORK) + 1 if _WORK in sys.path else 0
     sys.path[at:at] = [p for p in deferred if _type(p) is _str]
@@ -2490,7 +2511,7 @@ def pytest_configure(config):
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection(session):
     _known_plugins.update(_id(p) for p in session.config.pluginmanager.get_plugins())
-    _hold_hooks(session.config)
+    _hold_hooks(session.config, trusted=False)  # (what the plugins registered since came through pluggy)
 
 
 def pytest_itemcollected(item):
