@@ -316,8 +316,19 @@ class Evaluation:
 
         Code under test ran in the first run; it may have left a process behind or rewritten a
         protected test for the next run. Protected and hidden files are rewritten from the task, and
-        files the agent could not have added (a new conftest.py, a test file) are removed."""
+        files the agent could not have added (a new conftest.py, a test file) are removed. Where the
+        first run's code took the permission to do so away (a task folder left read-only), the
+        workspace is refused: the agent's doing, scored 0 (before, the error came out of ``env.step``)."""
         sandbox.kill_processes()
+        try:
+            self._put_back_trusted(sandbox)
+        except OSError as exc:
+            if exc.errno in (errno.EACCES, errno.EPERM):
+                raise WorkspaceRefused(f"the task's files could not be put back where the solution's run left "
+                                       f"the workspace ({exc.strerror or exc}: {getattr(exc, 'filename', '') or ''})") from None
+            raise
+
+    def _put_back_trusted(self, sandbox: Sandbox) -> None:
         present = set(sandbox.list_files(self.task.root))
         for rel in present:
             if matches_any(rel, self.protected) and rel not in self.pristine and rel not in self.hidden:

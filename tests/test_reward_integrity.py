@@ -2458,3 +2458,13 @@ def test_code_that_runs_before_collection_cannot_put_a_hook_in_place_unnamed(tmp
     assert reward == 0.0, obs["output"][-1500:]
     assert "hook-tampered" in [f["kind"] for f in info["integrity"]["findings"]], info["integrity"]
 
+
+def test_a_first_run_that_leaves_the_tasks_folder_read_only_is_refused_not_raised():
+    # testwriting/roman runs the agent's tests, then the task's check from /app/.check, which the host
+    # puts back in between: tests that left that folder read-only made the write fail, and the
+    # PermissionError came out of env.step (a rollout loop lost the episode; red team, stop 40).
+    tests = "import os\nos.makedirs('/app/.check', exist_ok=True)\nos.chmod('/app/.check', 0o555)\n\n\n" \
+            "def test_nothing():\n    assert True\n"
+    reward, info, obs = play("agentenv/testwriting.roman-v0", [
+        {"action": "overwrite_file", "path": "tests/test_roman.py", "content": tests}])
+    assert reward == 0.0 and info["metrics"]["error"]["type"] == "WorkspaceRefused", obs["output"][-1500:]
