@@ -2424,9 +2424,10 @@ def _made_for(impl, plugin):
         if owner is not plugin and owner is not _type(plugin):
             return False
         function = _getattr(function, "__func__", None)
-    spaces = [_getattr(plugin, "__dict__", None) or {}]
-    if not _isinstance(plugin, types.ModuleType):
-        spaces += [_vars(klass) for klass in _getattr(_type(plugin), "__mro__", ())]
+    if _isinstance(plugin, types.ModuleType):
+        spaces = [_module_dict(plugin)]
+    else:  # (its class's, or a class's own: a function put on one of pytest's own objects is not pytest's)
+        spaces = [_type_dict(klass) for klass in _type_mro(plugin if _issubclass(_type(plugin), type) else _type(plugin))]
     return _any(value is function or _isinstance(value, (staticmethod, classmethod)) and value.__func__ is function
                 for space in spaces for value in space.values())
 
@@ -2490,6 +2491,8 @@ def pytest_load_initial_conftests(early_config, parser, args):
     # pytest_pyfunc_call that swallowed every failure, then its real pdb back; unsolved tasks at
     # 1.0, red team, stop 40).
     _hold_hooks(early_config)
+    _known_plugins.update(_id(p) for p in early_config.pluginmanager.get_plugins())
+    _hold_trusted_classes()
     for name in _LAZY_MODULES:
         try:
             importlib.import_module(name)
@@ -2510,7 +2513,7 @@ def pytest_configure(config):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection(session):
-    _known_plugins.update(_id(p) for p in session.config.pluginmanager.get_plugins())
+    _check_plugins(session.config)  # (those registered since the hooks were held: the task's own, or named)
     _hold_hooks(session.config, trusted=False)  # (what the plugins registered since came through pluggy)
 
 
@@ -2671,37 +2674,90 @@ def _check_plugins(config):
 
 
 def _plugin_of_the_task(plugin):
-    """A plugin registered after collection started: a conftest of the task's, each of whose hooks is
-    code pytest compiled from that file, or a module that a task file names (``pytest_plugins``),
-    imported under that name, its hooks functions of trusted files. A module's ``__file__`` is what
-    it says: a module made by code under test, with ``types.__file__`` as its own and a hook that
-    reported every test passed without calling it, took 38 of the 40 pybugs tasks to full marks
-    (red team, stop 33)."""
-    if not _isinstance(plugin, types.ModuleType):
-        return False
+    """A plugin registered after the judge held the hooks: a conftest of the task's, each of whose hooks
+    is code pytest compiled from that file, a module that a task file declares in ``pytest_plugins``,
+    imported under that name, its hooks functions of trusted files, or an object of a class that a
+    trusted module had defined by then (pytest's terminal reporter, a plugin package's). A module's
+    ``__file__`` is what it says: a module made by code under test, with ``types.__file__`` as its own
+    and a hook that reported every test passed without calling it, took 38 of the 40 pybugs tasks to
+    full marks (red team, stop 33); named ``def``, a word of every test file, it passed the search for
+    its name in the task's files that followed, and an object of the solution's class, registered by a
+    conftest's import of the code under test before collection, was taken for pytest's own (1.0 on
+    every bundled task, red team, stop 40)."""
+    if not _isinstance(plugin, types.ModuleType):  # (a class itself may be a plugin: pytest's legacypath)
+        return _id(plugin if _issubclass(_type(plugin), type) else _type(plugin)) in _trusted_classes
     path, name = _getattr(plugin, "__file__", None), _getattr(plugin, "__name__", None)
     if not (_isinstance(path, _str) and _isinstance(name, _str) and _trusted_file(path)):
         return False
-    hooks = [value for key, value in _list(_vars(plugin).items()) if _isinstance(key, _str) and key.startswith("pytest_")]
+    hooks = [value for key, value in _list(_vars(plugin).items())
+             if _isinstance(key, _str) and key.startswith("pytest_") and key != "pytest_plugins"]
     if not _all(_type(hook) is types.FunctionType for hook in hooks):
         return False
     path = _abspath(path)
     if path in _DIGESTS:
         compiled = _all_codes.get(path) or set()
         return _all(_id(_code(hook)) in compiled for hook in hooks)
-    return (_modules.get(name) is plugin and _named_by_a_task_file(name)
+    manager = _hooks.get("manager")
+    registered = manager.get_name(plugin) if manager is not None else None
+    return (_modules.get(name) is plugin and _declared(name, registered)
             and _all(_trusted_file(_code(hook).co_filename) for hook in hooks))
 
 
-def _named_by_a_task_file(name):
-    for path in _list(_DIGESTS):
+def _declared(name, registered):
+    """Whether a module plugin of *name*, registered as *registered*, is one that ``pytest_plugins``
+    declares: in a task file as the task wrote it (its digest), or in the file of a module plugin of
+    a trusted file (pytester's ``pytester_assertions``); pytest imports a builtin plugin's short name
+    from ``_pytest``."""
+    names = _set()
+    paths = [(path, digest) for path, digest in _list(_DIGESTS.items())]
+    manager = _hooks.get("manager")
+    for other in _list(manager.get_plugins()) if manager is not None else ():
+        where = _dict_get(_module_dict(other), "__file__") if _isinstance(other, types.ModuleType) else None
+        if _type(where) is _str and not _abspath(where).startswith(_ROOT) and _trusted_file(where):
+            paths.append((_abspath(where), None))
+    for path, digest in paths:
+        names |= _plugins_declared_in(path, digest)
+    return _any(n in names for n in (name, registered)) or (
+        _type(registered) is _str and name == "_pytest." + registered and registered in names)
+
+
+_declarations = {}  # (path, digest) -> the names its pytest_plugins declares
+
+
+def _plugins_declared_in(path, digest):
+    key = (path, digest)
+    if key not in _declarations:
+        names = _set()
         try:
             with _open(path, "rb") as f:
-                if name.encode() in f.read():
-                    return True
-        except OSError:
+                data = f.read()
+            if path.endswith(".py") and (digest is None or _sha256(data).hexdigest() == digest):
+                for node in ast.walk(ast.parse(data)):
+                    if _isinstance(node, ast.Assign) and _any(_isinstance(t, ast.Name) and t.id == "pytest_plugins"
+                                                              for t in node.targets):
+                        values = node.value.elts if _isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
+                        names.update(v.value for v in values if _isinstance(v, ast.Constant) and _type(v.value) is _str)
+        except (OSError, SyntaxError, ValueError):
             pass
-    return False
+        _declarations[key] = frozenset(names)
+    return _declarations[key]
+
+
+# ids of the classes defined by the modules of trusted files loaded when the judge held the hooks (before
+# any path of the workspace was on sys.path): what a plugin object registered later may be
+_trusted_classes = _set()
+
+
+def _hold_trusted_classes():
+    for name, module in _list(_modules.items()):
+        if not _issubclass(_type(module), types.ModuleType):
+            continue
+        path = _dict_get(_module_dict(module), "__file__")
+        if _type(path) is not _str or not _trusted_file(path):
+            continue
+        for value in _list(_dict_values(_module_dict(module))):
+            if _issubclass(_type(value), type) and _type_dict(value).get("__module__") == name:
+                _trusted_classes.add(_id(value))
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)  # (an old-style wrapper: pluggy before 1.1 has no other)
