@@ -2709,7 +2709,7 @@ def _declared(name, registered):
     a trusted file (pytester's ``pytester_assertions``); pytest imports a builtin plugin's short name
     from ``_pytest``."""
     names = _set()
-    paths = [(path, digest) for path, digest in _list(_DIGESTS.items())]
+    paths = _list(_DIGESTS.items())
     manager = _hooks.get("manager")
     for other in _list(manager.get_plugins()) if manager is not None else ():
         where = _dict_get(_module_dict(other), "__file__") if _isinstance(other, types.ModuleType) else None
