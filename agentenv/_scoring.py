@@ -325,7 +325,7 @@ class Evaluation:
         except OSError as exc:
             if exc.errno in (errno.EACCES, errno.EPERM):
                 raise WorkspaceRefused(f"the task's files could not be put back where the solution's run left "
-                                       f"the workspace ({exc.strerror or exc}: {getattr(exc, 'filename', '') or ''})") from None
+                                       f"the workspace ({exc.strerror or exc}: {exc.filename or ''})") from None
             raise
 
     def _put_back_trusted(self, sandbox: Sandbox) -> None:

@@ -2416,13 +2416,16 @@ def test_no_file_of_the_workspace_runs_before_the_judge_where_the_runtime_puts_i
 # `_pytest.debugging` makes as it is configured) found the agent's pdb.py once the workspace was on
 # the path (every `python -m pytest` task, rootless or AGENTENV_NS_WARM=0), and a conftest the task
 # ships that imports the code under test ran the solution there (red team, stop 40).
-_SWALLOWS_FAILURES = r'''
+# (pytest's config, found in the frames that import the module: what the agent's code reaches for)
+_FINDS_THE_CONFIG = r'''
 import sys
-from pluggy import HookImpl
 frame, config = sys._getframe(1), None
 while frame is not None and config is None:
     config = next((v for v in list(frame.f_locals.values()) if hasattr(v, "pluginmanager") and hasattr(v, "hook")), None)
     frame = frame.f_back
+'''
+_SWALLOWS_FAILURES = _FINDS_THE_CONFIG + r'''
+from pluggy import HookImpl
 if config is not None:
     def pytest_pyfunc_call(pyfuncitem):
         try:
@@ -2481,7 +2484,6 @@ def test_a_first_run_that_leaves_the_tasks_folder_read_only_is_refused_not_raise
 _REGISTERS_A_PLUGIN = {
     "a module named def, from the solution": r'''
 import os, sys, types
-import pytest
 module = types.ModuleType("def")
 module.__file__ = os.__file__
 exec(compile("import pytest\n@pytest.hookimpl(wrapper=True)\ndef pytest_pyfunc_call(pyfuncitem):\n"
@@ -2489,14 +2491,9 @@ exec(compile("import pytest\n@pytest.hookimpl(wrapper=True)\ndef pytest_pyfunc_c
      vars(module))
 del vars(module)["pytest"]
 sys.modules["def"] = module
-frame, config = sys._getframe(1), None
-while frame is not None and config is None:
-    config = next((v for v in list(frame.f_locals.values()) if hasattr(v, "pluginmanager") and hasattr(v, "hook")), None)
-    frame = frame.f_back
-config.pluginmanager.register(module, "def")
+''' + _FINDS_THE_CONFIG + '''config.pluginmanager.register(module, "def")
 ''',
-    "an object of the solution's, from the task's conftest": r'''
-import sys
+    "an object of the solution's, from the task's conftest": _FINDS_THE_CONFIG + r'''
 import pytest
 class Plugin:
     @pytest.hookimpl(wrapper=True)
@@ -2505,10 +2502,6 @@ class Plugin:
             return (yield)
         except BaseException:
             return True
-frame, config = sys._getframe(1), None
-while frame is not None and config is None:
-    config = next((v for v in list(frame.f_locals.values()) if hasattr(v, "pluginmanager") and hasattr(v, "hook")), None)
-    frame = frame.f_back
 config.pluginmanager.register(Plugin(), "agent-plugin")
 ''',
 }
