@@ -156,7 +156,10 @@ class PytestFormat(ReportFormat):
         report = f"{work}/report"
         settings = {"report": report, "root": root, "ini": ini, "pipe": ctx.pipes,
                     "prepend_cwd": bool(re.search(r"-m\s+pytest", head)), "trusted_files": _digests(ctx),
-                    "task_modules": sorted(f"{root.rstrip('/')}/{rel}" for rel in ctx.task_files if rel.endswith(".py"))}
+                    # every Python file the task ships, with the SHA-256 of its bytes: the judge runs a
+                    # module of the task's from those bytes and holds what it defines (`_TaskLoader`)
+                    "task_modules": {f"{root.rstrip('/')}/{rel}": hashlib.sha256(data).hexdigest()
+                                     for rel, data in sorted(ctx.task_files.items()) if rel.endswith(".py")}}
         options = f" -p {module}"
         if not re.search(r"(?:^|\s)(?:-c|--config-file)[= ]", tail):
             options += f" -c {ini}"
