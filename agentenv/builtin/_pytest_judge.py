@@ -287,6 +287,8 @@ def _audit(event, args):
                                         and _any(word in args[1] for word in _TRACE_SYMBOLS)):
         return
     frame = _getframe(1)
+    if event == "sys.settrace" and frame.f_code is _DOCTEST_RUN[0]:
+        return  # (doctest's runner puts back the tracer it found as an example ends; `_check_tracer` sees what is set)
     while frame is not None:
         if not _trusted_file(frame.f_code.co_filename):
             _problem("runner-modified", f"code under test set a trace or profile function ({event}"
@@ -295,9 +297,13 @@ def _audit(event, args):
         frame = frame.f_back
 
 
+_gettrace, _getprofile = sys.gettrace, sys.getprofile
+_DOCTEST_RUN = [None]  # doctest's DocTestRunner.run code, held where the run collects doctests
+
+
 def _check_tracer(item):
     """No trace or profile function but one of code out of the agent's reach (coverage's, say)."""
-    for kind, tracer in (("trace", sys.gettrace()), ("profile", sys.getprofile())):
+    for kind, tracer in (("trace", _gettrace()), ("profile", _getprofile())):
         if tracer is not None and not _trusted_callable(tracer):
             _problem("runner-modified", f"{item.nodeid}: a {kind} function of code under test is set ({tracer!r:.80})")
 
@@ -352,6 +358,13 @@ _AT_START = {}  # module name -> a copy of its namespace, taken before any works
 _CODE_LIKE = (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType)
 
 
+def _local(top):
+    """Whether a module of that name may be found in the workspace first (where the tests may import
+    from: the root, the working directory, the task's files' folders): a task's own ``queue.py``."""
+    folders = {_ROOT, os.getcwd()} | {_dirname(p) for p in _DIGESTS} | {_dirname(p) for p in _TASK_SOURCES}
+    return _any(os.path.exists(os.path.join(d, top + ".py")) or os.path.isdir(os.path.join(d, top)) for d in folders)
+
+
 def _snapshot_modules():
     """What each module out of the workspace holds before code under test runs, for `_check_bindings`
     (a function the tests import can be replaced in its own module and in the test module alike).
@@ -361,12 +374,7 @@ def _snapshot_modules():
     pages of the warm interpreter's memory: ~3 ms a run); all of them where a file is not ASCII (an
     identifier is read NFKC-normalised) or cannot be read."""
     names = getattr(sys, "stdlib_module_names", frozenset())
-    folders = {_ROOT, os.getcwd()} | {_dirname(p) for p in _DIGESTS}  # (where the tests may import from first)
     words = _set()
-
-    def local(top):
-        return _any(os.path.exists(os.path.join(d, top + ".py")) or os.path.isdir(os.path.join(d, top)) for d in folders)
-
     for path in _DIGESTS:
         if not path.endswith(".py"):
             continue
@@ -384,7 +392,7 @@ def _snapshot_modules():
         found |= {f"{m}.{n}" for m, names in _FROM_NAMES.findall(source) for n in _FROM_NAME.findall(names)}
         for name in _sorted(found):
             top = name.partition(".")[0]
-            if top in names and top not in _NOT_PRELOADED and name not in _modules and not local(top):
+            if top in names and top not in _NOT_PRELOADED and name not in _modules and not _local(top):
                 try:
                     importlib.import_module(name)
                 except Exception:
@@ -2344,12 +2352,17 @@ _task_runs = {}  # id of a module namespace a task module's loader ran -> (names
 _task_classes = {}  # id of a class such a module defined -> (class, namespace copy, bases, metaclass, path)
 _base_classes = {}  # id of a class one of those inherits from (or its metaclass does) -> the same, held alike
 _type_flags, _HEAPTYPE = type.__dict__["__flags__"].__get__, 1 << 9
-_task_cells = []  # (cell, what it held, its function, the task module's path) of the task's functions' closures
+_self_replaced = {}  # a task module's name -> what its own body put in its place in sys.modules
+_task_cells = {}  # id of a cell of a task function's closure -> (the cell, what it held, the function, the module's path)
 _task_named = _set()  # what was named (a class's id and a name, a namespace's id and a name): once each
 _compile, _exec = compile, exec
 _type_bases = type.__dict__["__bases__"].__get__
 _SourceFileLoader = importlib.machinery.SourceFileLoader
-_CACHES = ("__slotnames__", "__annotations__", "__abstractmethods__")  # (written by the interpreter and copyreg)
+# written by the interpreter, copyreg and libraries as a class is used (a pydantic model's deferred
+# build), or by a package that tidies its classes' names; none decides a comparison
+_CACHES = ("__slotnames__", "__annotations__", "__abstractmethods__", "__module__", "__qualname__", "__doc__",
+           "__signature__")
+_CACHE_PREFIXES = ("__pydantic_",)
 
 
 class _TaskLoader(importlib.machinery.SourceFileLoader):
@@ -2385,6 +2398,9 @@ class _TaskLoader(importlib.machinery.SourceFileLoader):
                     bound[key] = value
         # (what it defines, held; what it binds of other modules, for the names the tests import)
         _task_runs[_id(space)] = (space, path, bound, exported)
+        name = space.get("__name__")
+        if _type(name) is _str and _modules.get(name) is not module:
+            _self_replaced[name] = _modules.get(name)  # (``sys.modules[__name__] = Settings()``, by its own body)
 
 
 class _TaskFinder:
@@ -2422,7 +2438,9 @@ def _hold_task_class(klass, path, depth):
         return
     live = _type_dict(klass)
     then = dict(live)
-    _task_classes[_id(klass)] = (klass, then, _type_bases(klass), _type(klass), path, _compared_fields(klass, then))
+    fields = then.get("__dataclass_fields__")
+    protected = _frozenset(_compared_names(then) | _set(n for n in (fields if _type(fields) is dict else ()) if _type(n) is _str))
+    _task_classes[_id(klass)] = (klass, then, _type_bases(klass), _type(klass), path, _compared_fields(klass, then), protected)
     # the classes it inherits from, and its metaclass's: ``enum.Enum`` given an ``__eq__`` that says
     # yes makes every two members of the task's enum equal (the interpreter's own types cannot be written)
     for base in _type_mro(klass)[1:] + _type_mro(_type(klass)):
@@ -2431,8 +2449,12 @@ def _hold_task_class(klass, path, depth):
     for value in _list(live.values()):
         # its methods' code, the code a library generated for it too (a dataclass's ``__eq__``, made by
         # exec: swapped through ``__code__``, the namespace is unchanged), is the task's (`_audit`)
-        parts = ("fget", "fset", "fdel") if _type(value) is property else ()
-        for f in (value, _getattr(value, "__func__", None), *(_getattr(value, a, None) for a in parts)):
+        # (read only of the types that hold them: an attribute read of a library's placeholder ran its
+        # code, a pydantic model's deferred build among it)
+        kind = _type(value)
+        inner = (value.__func__,) if kind is staticmethod or kind is classmethod else (
+            (value.fget, value.fset, value.fdel) if kind is property else ())
+        for f in (value, *inner):
             if _type(f) is types.FunctionType:
                 _task_codes.add(_id(f.__code__))
                 _hold_cells(f, path)
@@ -2456,8 +2478,9 @@ def _hold_library_classes():
             continue  # (the agent's version of it: held as the judge runs it, if it is the task's then)
         source = data.decode("utf-8", "replace")
         for name in _sorted({a or b for a, b in _IMPORT_LINE.findall(source)}):
-            if name.partition(".")[0] not in names or name.partition(".")[0] in _NOT_PRELOADED:
-                continue
+            top = name.partition(".")[0]
+            if top not in names or top in _NOT_PRELOADED or (name not in _modules and _local(top)):
+                continue  # (not the library's, or one the workspace may hold first: left to the import)
             try:
                 module = importlib.import_module(name)
             except Exception:
@@ -2478,11 +2501,14 @@ def _hold_cells(function, path):
         except ValueError:
             continue
         if callable(value) or _defined(_type(value), "__get__")[0] is not _GONE:
-            _task_cells.append((cell, value, function, path))
+            _task_cells[_id(cell)] = (cell, value, function, path)
 
 
 def _changed_cells():
-    return [entry for entry in _task_cells if _cell_value(entry[0]) is not entry[1]]
+    """The held cells that hold something else now, but for a function of the task's or the tests'
+    code (a call-once decorator rebinds its ``nonlocal`` function)."""
+    return [entry for entry in _list(_task_cells.values()) if _cell_value(entry[0]) is not entry[1]
+            and not _tests_own(_cell_value(entry[0]), mocks=False)]
 
 
 def _cell_value(cell):
@@ -2493,7 +2519,8 @@ def _cell_value(cell):
 
 
 def _dunder(key):
-    return _type(key) is not _str or (key[:2] == "__" and key[-2:] == "__" and key not in _CACHES)
+    return _type(key) is not _str or (key[:2] == "__" and key[-2:] == "__" and key not in _CACHES
+                                      and not key.startswith(_CACHE_PREFIXES))
 
 
 def _method_like(value, klass):
@@ -2531,7 +2558,9 @@ def _tests_own(value, mocks=True, depth=0):
         return False
     if kind is types.FunctionType:
         code = value.__code__
-        return _id(code) in _task_codes or _any(_id(code) in codes for codes in _all_codes.values())
+        if _id(code) in _task_codes or _any(_id(code) in codes for codes in _all_codes.values()):
+            return True  # (with *mocks*, an autospec'd stand-in too: a function that holds its mock)
+        return mocks and _is_mock(_dict_get(value.__dict__, "mock", None))
     if kind is staticmethod or kind is classmethod or kind is types.MethodType:
         return _tests_own(value.__func__, mocks, depth + 1)
     if kind is functools.partial:
@@ -2566,11 +2595,13 @@ def _compared_names(then):
     return names
 
 
-def _class_changes(entry, comparing=False):
-    """What of a task class is not as its module's body left it (names): a dunder, or a method the
-    body defined, replaced or removed, or a data descriptor (``property``) put on it, by anything but
-    a stand-in of the tests (`_tests_own`; for a dunder, or with *comparing* a name the class's
-    comparisons read, none of ``unittest.mock``'s, which answers every call alike)."""
+def _class_changes(entry):
+    """What of a task class is not as its module's body left it (names): a dunder, a method the body
+    defined, a dataclass field's default or a name the class's comparisons read, replaced or removed,
+    or a data descriptor (``property``) put on it, by anything but a stand-in of the tests
+    (`_tests_own`; for a dunder, a field or a name the comparisons read, none of ``unittest.mock``'s,
+    which answers every call alike). A field's default set to an always-equal object was what the
+    generated ``__eq__`` read of objects that held no value of their own (red team, stop 41)."""
     klass, then, bases, meta = entry[:4]
     live = _type_dict(klass)
     keys = _tuple(then)
@@ -2578,18 +2609,20 @@ def _class_changes(entry, comparing=False):
             and _type(klass) is meta and _len(_type_bases(klass)) == _len(bases)
             and _all(_map(_is, _type_bases(klass), bases))):
         return ()  # (in C, for the many tests of a task that changes nothing)
-    strict = _compared_names(then) if comparing else ()
-    changed = []
+    strict = entry[6] if _len(entry) > 6 else ()
+    library = _task_class_of(klass) is None  # (a library's class the task's inherit from: its dunders only,
+    changed = []                              # ``logging.Formatter.converter = time.gmtime`` is a setting)
     for key in _list(live) + [k for k in keys if k not in live]:
         old, new = then.get(key, _GONE), live.get(key, _GONE)
-        if old is new:
+        if old is new or (library and not _dunder(key)) or key in _CACHES or (
+                _type(key) is _str and key.startswith(_CACHE_PREFIXES)):
             continue
-        if _dunder(key):
+        if _dunder(key) or key in strict:
             if _tests_own(new, mocks=False):
                 continue
         elif old is not _GONE and _method_like(old, klass):
-            if _tests_own(new, mocks=key not in strict):
-                continue
+            if _tests_own(new) or _any(_type(new) is p for p in _PLAIN):
+                continue  # (``monkeypatch.setattr(Item, "scale", 2)``)
         elif new is _GONE or not _data_descriptor(new) or _tests_own(new):
             continue  # (data the task's code keeps, a method it adds)
         changed.append(key if _type(key) is _str else "<a name that is not a str>")
@@ -2663,10 +2696,11 @@ def _check_task_standins(where):
     class of the solution's as the task's ``Event``) made the tests' expected values the solution's
     (red team, stop 41). Nor is a name a test module imported from a task module other than what
     that module holds."""
+    stdlib = _getattr(sys, "stdlib_module_names", frozenset())
     for name, path in _task_module_names().items():
         module = _modules.get(name)
-        if module is None:
-            continue
+        if module is None or name == "__main__" or name.partition(".")[0] in stdlib or module is _self_replaced.get(name):
+            continue  # (a task file named like a library module does not stand for it; a module that put another object in its place)
         space = _module_dict(module) if _issubclass(_type(module), types.ModuleType) else None
         if ((space is None or (_id(space) not in _task_runs and _space_file(space) is None))
                 and (name, "stand-in") not in _task_named):
@@ -2692,36 +2726,120 @@ def _check_task_standins(where):
                          f"task's {modname} holds (replaced by code under test)")
 
 
-def _task_leaves(left, right, op, budget, out):
-    """The pairs of objects ``left op right`` compares one with another, where lists, tuples and
-    dictionaries (of built-in keys) are walked alike on both sides; for ``in``, the object looked
-    for and each item of a list or tuple."""
+def _task_leaves(left, right, op, budget, out, own):
+    """The pairs of objects ``left op right`` compares one with another, where containers are walked
+    alike on both sides (`_task_pairs`); for ``in``, the object looked for and each item of a sequence."""
     if op == "in" or op == "not in":
-        if _type(right) is list or _type(right) is tuple:
-            for item in _ITER[_type(right)](right):
-                _task_pairs(left, item, budget, out, 0)
+        shape = _contents(right)
+        if shape is not None and shape[0] == "seq":
+            for item in shape[1]:
+                _task_pairs(left, item, budget, out, own, 0)
         return
-    _task_pairs(left, right, budget, out, 0)
+    _task_pairs(left, right, budget, out, own, 0)
 
 
-def _task_pairs(left, right, budget, out, depth):
+_DEQUE = _getattr(_modules.get("collections"), "deque", None)
+_DEQUE_ITER = _getattr(_DEQUE, "__iter__", None)
+_USER_CONTAINERS = _tuple(_getattr(_modules.get("collections"), n, None) for n in ("UserList", "UserDict"))
+
+
+def _contents(value):
+    """A container as its built-in base reads it: ("seq", items) for a list, tuple, deque or
+    ``UserList`` (subclasses too, read by the base's own iteration), ("map", a dict) for a dict (a
+    ``defaultdict``, ``Counter``, ``OrderedDict``) or ``UserDict``; ("odd", None) for a ``User*``
+    container whose data cannot be read plainly; None for anything else."""
+    mro = _type_mro(_type(value))
+    for base in (list, tuple):
+        if _any(c is base for c in mro):
+            return "seq", _list(_ITER[base](value))
+    if _any(c is dict for c in mro):
+        return "map", dict(_dict_items(value))
+    if _DEQUE is not None and _any(c is _DEQUE for c in mro):
+        return "seq", _list(_DEQUE_ITER(value))
+    for user, shape in _zip(_USER_CONTAINERS, ("seq", "map")):
+        if user is not None and _any(c is user for c in mro):
+            data = _field_of_any(value, "data")
+            if shape == "seq" and _type(data) is list:
+                return "seq", _list(_ITER[list](data))
+            if shape == "map" and _type(data) is dict:
+                return "map", dict(_dict_items(data))
+            return "odd", None
+    return None
+
+
+def _field_of_any(value, name):
+    """*name* in an object's own ``__dict__`` (read by ``object``'s generic descriptor chain), or _GONE."""
+    for klass in _type_mro(_type(value)):
+        attr = _type_dict(klass).get("__dict__")
+        if _type(attr) is types.GetSetDescriptorType:
+            try:
+                space = attr.__get__(value, klass)
+            except Exception:
+                return _GONE
+            return _dict_get(space, name, _GONE) if _type(space) is dict else _GONE
+    return _GONE
+
+
+def _own_equality(kind):
+    """Whether *kind*, a container type, compares with an ``__eq__`` other than its built-in base's."""
+    found, owner = _defined(kind, "__eq__")
+    return not _any(owner is base for base in (list, tuple, dict, object)) and not _id(found) in _HELD_FUNCTIONS
+
+
+def _task_pairs(left, right, budget, out, own, depth):
+    """Walks *left* and *right* alike (lists, tuples, dicts of built-in keys, and their subclasses,
+    deques and ``User*`` containers read by their base), collecting the pairs of objects compared
+    (*out*) and, in *own*, whether some container there compares with an ``__eq__`` of its own or
+    does not match the other side (a list subclass whose ``__eq__`` compared keys, a ``UserList`` or
+    ``defaultdict`` of the solution's objects: unwalked, they went unchecked, red team, stop 41)."""
     budget[0] -= 1
     if budget[0] < 0 or depth > 30:
         return
-    kind = _type(left)
-    if kind is _type(right) and (kind is list or kind is tuple):
+    kl, kr = _type(left), _type(right)
+    if kl is kr and (kl is list or kl is tuple):
         if _len(left) == _len(right):
-            for a, b in _zip(_ITER[kind](left), _ITER[kind](right)):
-                _task_pairs(a, b, budget, out, depth + 1)
+            for a, b in _zip(_ITER[kl](left), _ITER[kl](right)):
+                _task_pairs(a, b, budget, out, own, depth + 1)
+        else:
+            own.append(False)
         return
-    if kind is dict and _type(right) is dict:
+    if kl is dict and kr is dict:
         if _len(left) == _len(right) and _all(_any(_type(k) is p for p in _PLAIN) for k in _ITER[dict](left)):
             for key, value in _dict_items(left):
                 other = _dict_get(right, key, _GONE)
                 if other is not _GONE:
-                    _task_pairs(value, other, budget, out, depth + 1)
+                    _task_pairs(value, other, budget, out, own, depth + 1)
+                else:
+                    own.append(False)
         return
-    out.append((left, right))
+    shapes = (_contents(left), _contents(right))
+    if shapes[0] is None and shapes[1] is None:
+        out.append((left, right))
+        return
+    if _any(s is not None and not (_type(v) is list or _type(v) is tuple or _type(v) is dict) and _own_equality(_type(v))
+            for s, v in _zip(shapes, (left, right))):
+        own.append(True)
+    if shapes[0] is None or shapes[1] is None or shapes[0][0] != shapes[1][0] or shapes[0][0] == "odd":
+        own.append(False)
+        out.append((left, right))
+        return
+    a, b = shapes[0][1], shapes[1][1]
+    if shapes[0][0] == "seq":
+        if _len(a) != _len(b):
+            own.append(False)
+            return
+        for x, y in _zip(a, b):
+            _task_pairs(x, y, budget, out, own, depth + 1)
+        return
+    if _len(a) != _len(b) or not _all(_any(_type(k) is p for p in _PLAIN) for k in _ITER[dict](a)):
+        own.append(False)
+        return
+    for key, value in _dict_items(a):
+        other = _dict_get(b, key, _GONE)
+        if other is _GONE:
+            own.append(False)
+            return
+        _task_pairs(value, other, budget, out, own, depth + 1)
 
 
 def _task_class_of(kind):
@@ -2791,6 +2909,11 @@ def _field(value, name):
                 found = _GONE
             if found is not _GONE:
                 return found
+    for klass in _type_mro(_type(value)):  # (none of its own: the class's default, as the body left it)
+        entry = _task_class_of(klass)
+        found = entry[1].get(name, _GONE) if entry is not None else _GONE
+        if found is not _GONE:
+            return found if _defined(_type(found), "__get__")[0] is _GONE else _GONE
     return _GONE
 
 
@@ -2812,26 +2935,48 @@ def _fields_of(value):
                 except Exception:
                     space = None
                 if _type(space) is dict:
+                    if not _all(_type(k) is _str for k in _ITER[dict](space)):
+                        # (a key whose ``==`` answered the generated ``__eq__``'s lookup alone hid the field
+                        # from the judge's reading, red team, stop 41)
+                        _claimed(_type(value), "holds an attribute under a name that is not a str")
                     found += _list(_dict_values(space))
     return found
 
 
-_OWN_COMPARISON = ("__eq__", "__ne__", "__hash__", "__getattribute__", "__getattr__", "__class__")
+# what a subclass may define and still compare as the task's class does
+def _leaf_equal(a, b):
+    """One pair of what two containers hold, compared as the pair check compares an assert's sides."""
+    try:
+        _check_pair(a, b, "==", fail=_NotHeld)
+    except _NotHeld:
+        return False
+    return _equal(a, b)
+
+
+_HARMLESS = frozenset(("__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__init__", "__repr__", "__hash__",
+                       "__lt__", "__le__", "__gt__", "__ge__", "__signature__",
+                       "__str__", "__annotations__", "__slotnames__", "__parameters__", "__orig_bases__",
+                       "__abstractmethods__", "__firstlineno__", "__static_attributes__", "__slots__"))
 
 
 def _keeps_comparison(kind, task_class):
-    """Whether *kind* is a subclass of the task's class that defines none of what its comparison
-    goes through (the task class's own ``__eq__`` decides: a ``USD(Money)`` of the solution's
-    compared with the test's ``Money``)."""
-    mro = _type_mro(kind)
-    if not _any(c is task_class for c in mro):
+    """Whether *kind* is a subclass of the task's class that compares as it does (a ``USD(Money)`` of
+    the solution's compared with the test's ``Money``): its MRO ends with the task class's (no mixin
+    after it, which the interpreter would ask before ``object``), and the classes before it define no
+    dunder but the harmless ones, no data descriptor (``property``), nothing of a field's or of a
+    name the comparison reads (a mixin after ``Event`` answered ``__class__`` and a field for it, red
+    team, stop 41)."""
+    mro, base = _type_mro(kind), _type_mro(task_class)
+    entry = _task_class_of(task_class)
+    if entry is None or _len(mro) <= _len(base) or not _all(_map(_is, mro[_len(mro) - _len(base):], base)):
         return False
-    for klass in mro:
-        if klass is task_class:
-            return True
-        if _any(name in _type_dict(klass) for name in _OWN_COMPARISON):
-            return False
-    return False
+    protected = entry[6]
+    for klass in mro[:_len(mro) - _len(base)]:
+        for key, value in _list(_type_dict(klass).items()):
+            if (_type(key) is not _str or key in protected or _data_descriptor(value)
+                    or (key[:2] == "__" and key[-2:] == "__" and key not in _HARMLESS)):
+                return False
+    return True
 
 
 def _check_task_objects(left, right, op, fail):
@@ -2845,8 +2990,10 @@ def _check_task_objects(left, right, op, fail):
     __tracebackhide__ = True
     if not _task_classes or op not in ("==", "!=", "in", "not in"):
         return
-    pairs = []
-    _task_leaves(left, right, op, [5000], pairs)
+    pairs, own = [], []
+    _task_leaves(left, right, op, [5000], pairs, own)
+    if not _any(_task_class_of(c) is not None for pair in pairs for v in pair for c in _type_mro(_type(v))):
+        return  # (no object of the task's classes there)
     budget, odd = [5000], []
     for a, b in pairs:
         entries = [_task_class_of(a_kind) for a_kind in (_type(a), _type(b))]
@@ -2855,7 +3002,7 @@ def _check_task_objects(left, right, op, fail):
                 entry = _task_class_of(klass) or _base_classes.get(_id(klass))
                 if entry is None or entry[0] is not klass:
                     continue
-                changed = _class_changes(entry, comparing=True)
+                changed = _class_changes(entry)
                 if changed:
                     _name_task_changes(entry, changed, "as an assert compared its objects")
                     raise fail(f"assert {_safe_repr(left):.200} {op} {_safe_repr(right):.200}: the task's class "
@@ -2884,6 +3031,13 @@ def _check_task_objects(left, right, op, fail):
     if odd and op == "==" and _asserted(op, left, right):
         _claimed(_type(odd[0]), f"is compared as equal to an object of the task's class it is not one of "
                  f"(only the task's class decides: {_safe_repr(left):.80} {op} {_safe_repr(right):.80})")
+    if own and op == "==" and _any(own) and _asserted(op, left, right):
+        # a container with a comparison of its own said "equal": so must its items, read alike, and
+        # their numbers (what the built-in container's ``==`` would have asked)
+        if False in own or not _all(_leaf_equal(a, b) for a, b in pairs):
+            kind = _type(left) if _own_equality(_type(left)) else _type(right)
+            _claimed(kind, f"says it equals {_safe_repr(right if kind is _type(left) else left):.80}, but what "
+                     "it holds does not")
 
 
 def _check_builtins(item):
@@ -3068,6 +3222,10 @@ def pytest_load_initial_conftests(early_config, parser, args):
             importlib.import_module(name)
         except Exception:
             pass
+    known = _getattr(early_config, "known_args_namespace", None)  # (the options as parsed so far)
+    if _getattr(known, "doctestmodules", False) or _getattr(known, "doctestglob", None):
+        import doctest  # (before any workspace path is on sys.path: the runner's code is the library's)
+        _DOCTEST_RUN[0] = doctest.DocTestRunner.run.__code__
     _hold_library_classes()
     _install_task_finder()
     deferred = _SETTINGS.get("pythonpath") or []
