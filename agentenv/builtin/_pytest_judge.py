@@ -2399,8 +2399,12 @@ class _TaskLoader(importlib.machinery.SourceFileLoader):
         # (what it defines, held; what it binds of other modules, for the names the tests import)
         _task_runs[_id(space)] = (space, path, bound, exported)
         name = space.get("__name__")
-        if _type(name) is _str and _modules.get(name) is not module:
-            _self_replaced[name] = _modules.get(name)  # (``sys.modules[__name__] = Settings()``, by its own body)
+        instead = _modules.get(name) if _type(name) is _str else module
+        held = _task_class_of(_type(instead))
+        if instead is not module and held is not None and held[4] == path:
+            # (``sys.modules[__name__] = Settings()``, an object of its own class: a stand-in package the
+            # solution put there as the package's body imported it was taken for one, red team, stop 41)
+            _self_replaced[name] = instead
 
 
 class _TaskFinder:
@@ -2547,6 +2551,21 @@ def _is_mock(value):
     return _isinstance(base, type) and _any(c is base for c in _type_mro(_type(value)))
 
 
+def _tests_code(value, depth=0):
+    """A function of a task's test module or conftest, as pytest compiled it (``staticmethod``,
+    ``classmethod`` and ``functools.partial`` of one too): the only stand-in for a dunder, a field or
+    a name the comparisons read (a task class put there, ``State.__eq__ = State``, answered every
+    pair of members with a member, red team, stop 41)."""
+    kind = _type(value)
+    if depth > 5:
+        return False
+    if kind is types.FunctionType:
+        return _any(_id(value.__code__) in codes for codes in _all_codes.values())
+    if kind is staticmethod or kind is classmethod:
+        return _tests_code(value.__func__, depth + 1)
+    return kind is functools.partial and _tests_code(value.func, depth + 1)
+
+
 def _tests_own(value, mocks=True, depth=0):
     """A stand-in the tests put in place: a function or class of a task's test module or conftest
     (as pytest compiled it and its body left it) or of a task module (a helper of the tests), an
@@ -2617,8 +2636,11 @@ def _class_changes(entry):
         if old is new or (library and not _dunder(key)) or key in _CACHES or (
                 _type(key) is _str and key.startswith(_CACHE_PREFIXES)):
             continue
-        if _dunder(key) or key in strict:
+        if key == "__init__":  # (pydantic rebuilds a dataclass's with the task's wrapped: what it sets is read below)
             if _tests_own(new, mocks=False):
+                continue
+        elif _dunder(key) or key in strict:
+            if _tests_code(new):
                 continue
         elif old is not _GONE and _method_like(old, klass):
             if _tests_own(new) or _any(_type(new) is p for p in _PLAIN):
