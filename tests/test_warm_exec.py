@@ -737,3 +737,20 @@ def test_a_command_that_would_find_a_sitecustomize_on_its_path_starts_cold(backe
         box.write_file("lib/sitecustomize.py", b"import sys\nsys.planted = True\n")
         done = box.exec(["python", "-c", "import sys; print(getattr(sys, 'planted', False))"])
         assert done.stdout.strip() == "True" and done.start.startswith("cold") and "would run at start-up" in done.start, done
+
+
+def test_an_execd_templates_program_fits_one_message():
+    """init sends a template it execs (a runtime's Python that no seed serves) its program, the warm
+    module and the trusted judge, in one message of a SOCK_SEQPACKET pair, which a socket's default
+    send buffer caps (212,992 bytes): the program grew past it (stop 41) and every sandbox of such a
+    runtime died as it started. It goes compressed, and fits with room to spare."""
+    import socket
+    import zlib
+
+    source = namespace.warm_source().encode()
+    payload = zlib.compress(source, 9)
+    assert len(payload) < 150_000, f"the exec'd template's program is {len(payload)} bytes compressed"
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    with ours, theirs:
+        ours.send(payload)
+        assert zlib.decompress(theirs.recv(1 << 20)) == source

@@ -2348,6 +2348,7 @@ def _check_shadows():
 _TASK_SOURCES = {}  # a task module's sandbox path -> the SHA-256 of the task's bytes (set by start)
 _task_codes = _set()  # ids of the code objects the judge compiled from those bytes, and of its classes' methods
 _task_compiled = []  # those code objects
+_task_functions = {}  # id -> a function a task module's body or class left (held: no id is reused)
 _task_runs = {}  # id of a module namespace a task module's loader ran -> (namespace, path, {name: value} or None)
 _task_classes = {}  # id of a class such a module defined -> (class, namespace copy, bases, metaclass, path)
 _base_classes = {}  # id of a class one of those inherits from (or its metaclass does) -> the same, held alike
@@ -2393,6 +2394,7 @@ class _TaskLoader(importlib.machinery.SourceFileLoader):
                 if key == _type_name(value):
                     bound[key] = value
             elif _type(value) is types.FunctionType and _id(value.__code__) in _task_codes:
+                _task_functions[_id(value)] = value
                 _hold_cells(value, path)
                 if key == value.__name__:
                     bound[key] = value
@@ -2461,6 +2463,7 @@ def _hold_task_class(klass, path, depth):
         for f in (value, *inner):
             if _type(f) is types.FunctionType:
                 _task_codes.add(_id(f.__code__))
+                _task_functions[_id(f)] = f
                 _hold_cells(f, path)
         if _issubclass(_type(value), type) and _type_dict(value).get("__module__") == live.get("__module__"):
             _hold_task_class(value, path, depth + 1)  # (its nested classes)
@@ -2512,7 +2515,8 @@ def _changed_cells():
     """The held cells that hold something else now, but for a function of the task's or the tests'
     code (a call-once decorator rebinds its ``nonlocal`` function)."""
     return [entry for entry in _list(_task_cells.values()) if _cell_value(entry[0]) is not entry[1]
-            and not _tests_own(_cell_value(entry[0]), mocks=False)]
+            and not _tests_own(_cell_value(entry[0]), mocks=False) and not (
+                _type(_cell_value(entry[0])) is types.FunctionType and _id(_cell_value(entry[0]).__code__) in _task_codes)]
 
 
 def _cell_value(cell):
@@ -2567,19 +2571,19 @@ def _tests_code(value, depth=0):
 
 
 def _tests_own(value, mocks=True, depth=0):
-    """A stand-in the tests put in place: a function or class of a task's test module or conftest
-    (as pytest compiled it and its body left it) or of a task module (a helper of the tests), an
-    object of such a class, that wrapped (``staticmethod``, ``classmethod``, a bound method,
-    ``functools.partial``, a ``__wrapped__`` function such as ``lru_cache`` makes), or with *mocks*
-    one of ``unittest.mock``'s: what ``monkeypatch.setattr`` or ``mock.patch`` puts in place."""
+    """A stand-in the tests put in place: a function of a task's test module or conftest (as pytest
+    compiled it), a function or class the task's modules left (by identity: one made of a task
+    function's code with a closure of the solution's set the tests' expected values, red team, stop
+    41), a class a test module's body defined, an object of such a class, that wrapped
+    (``staticmethod``, ``classmethod``, a bound method, ``functools.partial``; not ``__wrapped__``,
+    which any object can carry), or with *mocks* one of ``unittest.mock``'s (an autospec'd function
+    too): what ``monkeypatch.setattr`` or ``mock.patch`` puts in place."""
     kind = _type(value)
     if depth > 5 or value is _GONE:
         return False
     if kind is types.FunctionType:
-        code = value.__code__
-        if _id(code) in _task_codes or _any(_id(code) in codes for codes in _all_codes.values()):
-            return True  # (with *mocks*, an autospec'd stand-in too: a function that holds its mock)
-        return mocks and _is_mock(_dict_get(value.__dict__, "mock", None))
+        return (_id(value) in _task_functions or _tests_code(value)
+                or (mocks and _autospec_mock(value) is not None))
     if kind is staticmethod or kind is classmethod or kind is types.MethodType:
         return _tests_own(value.__func__, mocks, depth + 1)
     if kind is functools.partial:
@@ -2587,17 +2591,37 @@ def _tests_own(value, mocks=True, depth=0):
     if mocks and _is_mock(value):
         return True
     if _issubclass(kind, type):
-        if _task_class_of(value) is not None:
-            return True
-        module = _modules.get(_type_dict(value).get("__module__"))
-        path = _space_file(_module_dict(module)) if _issubclass(_type(module), types.ModuleType) else None
-        body = _bodies.get(path) if path is not None else None
-        return body is not None and _any(v is value for v in body[1][_id(body[0])][1].values())
-    space = _getattr(value, "__dict__", None) if _defined(kind, "__dict__")[0] is not _GONE else None
-    wrapped = _dict_get(space, "__wrapped__", _GONE) if _type(space) is dict else _GONE
-    if wrapped is not _GONE:
-        return _tests_own(wrapped, mocks, depth + 1)
+        return _task_class_of(value) is not None or _tests_class(value)
     return _tests_own(kind, mocks, depth + 1) and _task_class_of(kind) is None  # (a test's FakeClock())
+
+
+def _tests_class(klass):
+    """A class a task's test module defined in its body: bound there as the body left it, under a name
+    its imports do not bind (a class of the solution's that the tests import, its ``__module__`` set to
+    the test module's, passed for one, red team, stop 41)."""
+    module = _modules.get(_type_dict(klass).get("__module__"))
+    path = _space_file(_module_dict(module)) if _issubclass(_type(module), types.ModuleType) else None
+    body = _bodies.get(path) if path is not None else None
+    if body is None:
+        return False
+    imported = _imports.get(path, {})
+    return _any(v is klass and k not in imported for k, v in body[1][_id(body[0])][1].items())
+
+
+def _autospec_mock(function):
+    """The mock an autospec'd stand-in calls (``mock.patch.object(Event, "now", autospec=True)``):
+    unittest.mock's template, its signature check unittest.mock's own code; else None."""
+    mock_module = _modules.get("unittest.mock")
+    template = _getattr(mock_module, "_set_signature", None) if _isinstance(mock_module, types.ModuleType) else None
+    code, space = function.__code__, function.__globals__
+    if (_type(template) is not types.FunctionType or code.co_filename != "<string>"
+            or code.co_names != ("_checksig_", "mock") or _type(space) is not dict):
+        return None
+    check, mock = _dict_get(space, "_checksig_"), _dict_get(space, "mock")
+    if (_type(check) is types.FunctionType and _any(check.__code__ is c for c in template.__code__.co_consts)
+            and _is_mock(mock)):
+        return mock
+    return None
 
 
 def _compared_names(then):
@@ -2641,6 +2665,9 @@ def _class_changes(entry):
                 continue
         elif _dunder(key) or key in strict:
             if _tests_code(new):
+                continue
+        elif old is not _GONE and _any(c is klass for c in _type_mro(_type(old))):
+            if _tests_code(new):  # (an enum member: every member read as "x" made the tests' states alike)
                 continue
         elif old is not _GONE and _method_like(old, klass):
             if _tests_own(new) or _any(_type(new) is p for p in _PLAIN):
